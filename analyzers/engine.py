@@ -1,0 +1,171 @@
+"""Run the enabled analyzers over chunks, re-running only chunks whose text changed.
+
+The CLI's `check` and the language server both go through `Engine.run`, so an editor shows
+exactly what `peerlint check` prints. Judgments are cached per (analyzer, chunk text, context
+fingerprint) in memory and in SQLite, so an edit re-analyses one chunk and a restart none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from .bibliography import BibEntry, cited_index
+from .prior_work import PriorWorkAnalyzer
+from .types import AnalysisContext, Analyzer, Chunk, Judgment
+
+log = logging.getLogger(__name__)
+
+ANALYZERS: dict[str, Callable[[], Analyzer]] = {"prior-work": PriorWorkAnalyzer}
+
+
+@dataclass
+class RunReport:
+    judgments: list[Judgment]
+    analyzed: Counter = field(default_factory=Counter)  # analyzer name -> chunks actually analysed
+    errors: list[str] = field(default_factory=list)
+    failed_hashes: set[str] = field(default_factory=set)  # chunks whose analysis raised: not cached
+
+
+class JudgmentCache:
+    """(analyzer, chunk hash, fingerprint) -> judgments without their chunk; persisted when given a path."""
+
+    def __init__(self, path: Path | None = None):
+        self._mem: dict[tuple[str, str, str], list[dict]] = {}
+        self._lock = threading.Lock()
+        self._db = None
+        if path is not None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._db = self._open(path)
+            except sqlite3.DatabaseError:
+                log.warning("judgment cache %s is damaged; starting a new one", path)
+                path.replace(path.with_suffix(".corrupt"))
+                self._db = self._open(path)
+            except OSError as exc:
+                log.warning("judgment cache %s cannot be opened (%s); caching in memory only", path, exc)
+
+    @staticmethod
+    def _open(path: Path) -> sqlite3.Connection:
+        db = sqlite3.connect(path, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("CREATE TABLE IF NOT EXISTS j (analyzer TEXT, hash TEXT, fp TEXT, body TEXT, PRIMARY KEY (analyzer, hash, fp))")
+        return db
+
+    def get(self, key: tuple[str, str, str]) -> list[dict] | None:
+        with self._lock:
+            if key in self._mem:
+                return self._mem[key]
+            if self._db is None:
+                return None
+            row = self._db.execute("SELECT body FROM j WHERE analyzer=? AND hash=? AND fp=?", key).fetchone()
+            if row is None:
+                return None
+            self._mem[key] = json.loads(row[0])
+            return self._mem[key]
+
+    def put_many(self, items: dict[tuple[str, str, str], list[dict]]) -> None:
+        with self._lock:
+            self._mem.update(items)
+            if self._db is not None:
+                with self._db:
+                    self._db.executemany("INSERT OR REPLACE INTO j VALUES (?,?,?,?)",
+                                         [(*k, json.dumps(v)) for k, v in items.items()])
+
+
+def _strip(j: Judgment) -> dict:
+    return {"code": j.code, "message": j.message, "score": j.score, "severity": j.severity, "evidence": j.evidence}
+
+
+def _bind(body: dict, chunk: Chunk) -> Judgment:
+    return Judgment(chunk, body["code"], body["message"], body["score"], body["severity"], body["evidence"])
+
+
+class Engine:
+    """Owns the analyzers and their cache; `retriever` and `llm` are supplied lazily by the caller."""
+
+    def __init__(self, settings, retriever=None, llm=None, cache_path: Path | None = None,
+                 analyzers: dict[str, Callable[[], Analyzer]] | None = None):
+        self.settings = settings
+        self.retriever = retriever
+        self.llm = llm
+        self.cache = JudgmentCache(cache_path)
+        self._factories = analyzers or ANALYZERS
+        self._instances: dict[str, Analyzer] = {}
+        self.calls: Counter = Counter()  # analyzer name -> chunks analysed since start
+
+    def analyzers(self, tier: str) -> list[Analyzer]:
+        out = []
+        for name in self.settings.analyzers:
+            if name not in self._factories:
+                continue
+            if name not in self._instances:
+                self._instances[name] = self._factories[name]()
+            if self._instances[name].tier == tier:
+                out.append(self._instances[name])
+        return out
+
+    def fingerprint(self, analyzer: Analyzer, bib: Sequence[BibEntry]) -> str:
+        """What besides the chunk text changes an analyzer's answer: settings, bibliography, model."""
+        s = self.settings
+        parts = [analyzer.name, repr((s.close_prior_work_threshold, s.related_work_min_similarity, s.related_work_k,
+                                      s.hover_k, sorted(s.severity.items()), s.target_venue, s.model, s.backend)),
+                 repr(sorted((e.key, e.title) for e in bib))]
+        return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=12).hexdigest()
+
+    def run(self, chunks: Sequence[Chunk], tier: str = "fast", bib: Sequence[BibEntry] | None = None,
+            is_cancelled: Callable[[], bool] = lambda: False) -> RunReport:
+        report = RunReport([])
+        ctx = AnalysisContext(chunks=chunks, retriever=self.retriever, llm=self.llm, settings=self.settings,
+                              has_bibliography=bib is not None, bib_titles=cited_index(bib or ()))
+        for analyzer in self.analyzers(tier):
+            fp = self.fingerprint(analyzer, bib or ())
+            todo: list[Chunk] = []
+            for chunk in chunks:
+                cached = self.cache.get((analyzer.name, chunk.hash, fp))
+                if cached is None:
+                    todo.append(chunk)
+                else:
+                    report.judgments.extend(_bind(b, chunk) for b in cached)
+            if not todo or is_cancelled():
+                continue
+            fresh = self._analyze_isolated(analyzer, todo, ctx, report)
+            report.analyzed[analyzer.name] += len(todo)
+            self.calls[analyzer.name] += len(todo)
+            by_hash: dict[str, list[dict]] = {c.hash: [] for c in todo if c.hash not in report.failed_hashes}
+            for j in fresh:
+                by_hash.setdefault(j.chunk.hash, []).append(_strip(j))
+            self.cache.put_many({(analyzer.name, h, fp): v for h, v in by_hash.items()})
+            report.judgments.extend(fresh)
+        report.judgments = [j for j in report.judgments if self._shown(j)]
+        return report
+
+    def _analyze_isolated(self, analyzer: Analyzer, todo: list[Chunk], ctx: AnalysisContext,
+                          report: RunReport) -> list[Judgment]:
+        """An exception costs only the chunk that caused it: retry one by one, log the culprits."""
+        try:
+            return analyzer.analyze(todo, ctx)
+        except Exception:
+            log.exception("analyzer %s failed on a batch of %d chunks; retrying one by one", analyzer.name, len(todo))
+        out: list[Judgment] = []
+        for chunk in todo:
+            try:
+                out.extend(analyzer.analyze([chunk], ctx))
+            except Exception as exc:
+                report.failed_hashes.add(chunk.hash)
+                report.errors.append(f"{analyzer.name} failed on {chunk.uri} line {chunk.range.start.line + 1}: {exc!r}")
+                log.exception("analyzer %s failed on chunk at %s:%d", analyzer.name, chunk.uri, chunk.range.start.line + 1)
+        return out
+
+    def _shown(self, j: Judgment) -> bool:
+        if "*" in j.chunk.disabled or j.code in j.chunk.disabled:
+            return False
+        return self.settings.severity_of(j.code) != "off"
+

