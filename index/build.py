@@ -102,12 +102,15 @@ def chunk_papers(papers: Sequence[Paper], embedder: Embedder, cache: EmbeddingCa
     """
     content_hashes = [text_hash(p.text) for p in papers]
     known = cache.get_spans(content_hashes, max_tokens)
+    todo = {h: p.text for p, h in zip(papers, content_hashes) if h not in known}
     fresh: dict[str, list[tuple[int, int]]] = {}
-    with Progress("chunking", total=len(papers) - sum(h in known for h in content_hashes), show=show) as bar:
-        for paper, h in zip(papers, content_hashes):
-            if h not in known and h not in fresh:
-                fresh[h] = [(s.start, s.end) for s in embedder.split(paper.text, max_tokens)]
-                bar.update(1)
+    with Progress("chunking", total=len(todo), show=show) as bar:
+        hashes = list(todo)
+        for i in range(0, len(hashes), 1024):
+            part = hashes[i : i + 1024]
+            for h, spans in zip(part, embedder.split_many([todo[h] for h in part], max_tokens)):
+                fresh[h] = [(s.start, s.end) for s in spans]
+            bar.update(len(part))
     cache.put_spans(fresh, max_tokens)
     known.update(fresh)
     rows: list[tuple[int, int, int, str]] = []

@@ -126,26 +126,39 @@ class Embedder:
         return _normalise(out)
 
     def split(self, text: str, max_tokens: int = 200) -> list[Span]:
-        """Cut text into spans of at most `max_tokens` model tokens, at sentence ends where possible."""
-        if not text.strip():
-            return []
-        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
-        offsets = enc["offset_mapping"]
-        if len(offsets) <= max_tokens:
-            return [Span(0, len(text))]
-        sentence_ends = {m.end() for m in re.finditer(r"[.!?](?=\s)", text)}
-        spans: list[Span] = []
-        begin_tok = 0
-        while begin_tok < len(offsets):
-            end_tok = min(begin_tok + max_tokens, len(offsets))
-            if end_tok < len(offsets):
-                for cut in range(end_tok, begin_tok + max_tokens // 2, -1):
-                    if offsets[cut - 1][1] in sentence_ends:
-                        end_tok = cut
-                        break
-            spans.append(Span(offsets[begin_tok][0], offsets[end_tok - 1][1]))
-            begin_tok = end_tok
-        return spans
+        return self.split_many([text], max_tokens)[0]
+
+    def split_many(self, texts: Sequence[str], max_tokens: int = 200) -> list[list[Span]]:
+        """Cut each text into spans of at most `max_tokens` model tokens, at sentence ends where possible.
+
+        One batched tokenizer call per 256 texts: the Rust tokenizer is then ~20x faster than per text.
+        """
+        out: list[list[Span]] = []
+        for i in range(0, len(texts), 256):
+            part = list(texts[i : i + 256])
+            enc = self.tokenizer(part, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+            out.extend(_spans(t, offs, max_tokens) for t, offs in zip(part, enc["offset_mapping"]))
+        return out
+
+
+def _spans(text: str, offsets: list[tuple[int, int]], max_tokens: int) -> list[Span]:
+    if not text.strip() or not offsets:
+        return []
+    if len(offsets) <= max_tokens:
+        return [Span(0, len(text))]
+    sentence_ends = {m.end() for m in re.finditer(r"[.!?](?=\s)", text)}
+    spans: list[Span] = []
+    begin = 0
+    while begin < len(offsets):
+        end = min(begin + max_tokens, len(offsets))
+        if end < len(offsets):
+            for cut in range(end, begin + max_tokens // 2, -1):
+                if offsets[cut - 1][1] in sentence_ends:
+                    end = cut
+                    break
+        spans.append(Span(offsets[begin][0], offsets[end - 1][1]))
+        begin = end
+    return spans
 
 
 def _normalise(vecs: np.ndarray) -> np.ndarray:

@@ -1,0 +1,29 @@
+# Everything runs from a project-local virtual environment (.venv), created on first use.
+# torch is installed first and pinned to the CPU build: a bare `torch` requirement pulls CUDA.
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check -q
+PYTEST ?= -q
+
+.PHONY: install demo test clean-venv
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install --upgrade pip
+	$(PIP) install torch==2.13.0
+	$(PIP) install -e '.[dev]'
+	$(PY) -c "import torch, sentence_transformers, llama_cpp, usearch, pygls, pylatexenc, ollama"
+	touch $@
+
+# The main job on embedded defaults: build the default index, then check the example draft.
+demo: install
+	$(VENV)/bin/peerlint index build
+	$(VENV)/bin/peerlint check examples/draft.tex
+
+test: install
+	CI=$${CI:-} $(PY) -m pytest $(PYTEST)
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,96 @@
+"""Code actions as plain WorkspaceEdits, so they work in any editor through `workspace/applyEdit`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types as lsp
+
+from ..analyzers.bibliography import bibtex_entry, cited_index, key_for, make_key, parse_bib
+from ..analyzers.latex import LineIndex
+from ..analyzers.types import Chunk
+from ..index.papers import Paper
+
+CITE_CODES = ("close-prior-work", "missing-related-work")
+MAX_CITE_ACTIONS = 3
+
+
+def _pos(p) -> lsp.Position:
+    return lsp.Position(p.line, p.character)
+
+
+def _insert(uri: str, version: int | None, at: lsp.Position, text: str) -> lsp.TextDocumentEdit:
+    return lsp.TextDocumentEdit(
+        text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+        edits=[lsp.TextEdit(range=lsp.Range(at, at), new_text=text)],
+    )
+
+
+def disable_actions(uri: str, version: int | None, diagnostic: lsp.Diagnostic) -> list[lsp.CodeAction]:
+    code = str(diagnostic.code)
+    line = diagnostic.range.start.line
+    here = lsp.Position(line, 0)
+    top = lsp.Position(0, 0)
+    return [
+        lsp.CodeAction(
+            title=f"peerlint: disable {code} on this line", kind=lsp.CodeActionKind.QuickFix,
+            diagnostics=[diagnostic],
+            edit=lsp.WorkspaceEdit(document_changes=[_insert(uri, version, here, f"% peerlint: disable-next-line={code}\n")])),
+        lsp.CodeAction(
+            title=f"peerlint: disable {code} in this file", kind=lsp.CodeActionKind.QuickFix,
+            diagnostics=[diagnostic],
+            edit=lsp.WorkspaceEdit(document_changes=[_insert(uri, version, top, f"% peerlint: disable={code}\n")])),
+    ]
+
+
+def paper_from_hit(hit: dict) -> Paper:
+    return Paper(id=hit["id"], title=hit["title"], abstract="", venue=hit.get("venue") or "", year=hit.get("year"),
+                 authors=tuple(hit.get("authors") or ()), url=hit.get("url") or "")
+
+
+def cite_edit(doc_uri: str, doc_version: int | None, doc_text: str, chunk_end: int, paper: Paper,
+              bib_path: Path, bib_text: str | None) -> tuple[lsp.WorkspaceEdit, str]:
+    """Insert `\\cite{key}` at the end of the paragraph and add the entry to the .bib.
+
+    The key is reused when the .bib already has the paper (same title or DOI), made unique
+    otherwise; the .bib is created when missing. Returns the edit and the key.
+    """
+    entries = parse_bib(bib_text or "")
+    key = key_for(paper.title, paper.id, cited_index(entries))
+    changes: list = []
+    if key is None:
+        key = make_key(paper, {e.key for e in entries})
+        entry = bibtex_entry(paper, key)
+        if bib_text is None:
+            changes.append(lsp.CreateFile(uri=bib_path.as_uri(), options=lsp.CreateFileOptions(ignore_if_exists=True)))
+            changes.append(_insert(bib_path.as_uri(), None, lsp.Position(0, 0), entry))
+        else:
+            end = LineIndex(bib_text).position(len(bib_text))
+            sep = "" if not bib_text or bib_text.endswith("\n\n") else ("\n" if bib_text.endswith("\n") else "\n\n")
+            changes.append(_insert(bib_path.as_uri(), None, _pos(end), sep + entry))
+    at = chunk_end
+    while at > 0 and doc_text[at - 1] in " \t\r\n":
+        at -= 1
+    if at > 0 and doc_text[at - 1] in ".;:":
+        at -= 1
+    position = LineIndex(doc_text).position(at)
+    changes.insert(0, _insert(doc_uri, doc_version, _pos(position), f"~\\cite{{{key}}}"))
+    return lsp.WorkspaceEdit(document_changes=changes), key
+
+
+def cite_actions(diagnostic: lsp.Diagnostic, chunk: Chunk | None, doc_version: int | None) -> list[lsp.CodeAction]:
+    """One *Cite this paper* action per uncited paper the diagnostic names; resolved by a command."""
+    data = diagnostic.data or {}
+    evidence = data.get("evidence") or {}
+    hits = evidence.get("uncited") or evidence.get("hits") or []
+    if str(diagnostic.code) not in CITE_CODES or chunk is None:
+        return []
+    out = []
+    for hit in hits[:MAX_CITE_ACTIONS]:
+        out.append(lsp.CodeAction(
+            title=f"peerlint: cite \"{hit['title'][:70]}\" ({hit.get('venue') or ''} {hit.get('year') or ''})".replace(" )", ")"),
+            kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic],
+            command=lsp.Command(title="Cite this paper", command="peerlint.cite",
+                                arguments=[{"uri": chunk.uri, "line": chunk.range.start.line,
+                                            "character": chunk.range.start.character, "paper": hit}])))
+    return out

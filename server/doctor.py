@@ -1,0 +1,82 @@
+"""`peerlint doctor`: every component, present or not, its version and path, and the exact fix."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+import platform
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    ok: bool
+    version: str | None
+    detail: str  # what was found, or the fix
+
+
+def _dist(name: str, module: str, fix: str) -> Component:
+    try:
+        version = importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        version = None
+    ok = version is not None and importlib.util.find_spec(module) is not None
+    return Component(name, ok, version, "installed" if ok else fix)
+
+
+def components(index_path: Path) -> list[Component]:
+    out = [Component("python", True, platform.python_version(), platform.platform())]
+    out.append(_dist("torch", "torch", "pip install torch==2.13.0 (the CPU build; a bare `torch` pulls CUDA)"))
+    out.append(_dist("sentence-transformers", "sentence_transformers", "pip install sentence-transformers"))
+    from ..index.embed import EmbeddingError, model_dir
+
+    try:
+        out.append(Component("embedding model", True, "all-MiniLM-L6-v2", str(model_dir())))
+    except EmbeddingError as exc:
+        out.append(Component("embedding model", False, None, str(exc)))
+    for dist, module, fix in (("usearch", "usearch", "pip install usearch"),
+                              ("pygls", "pygls", "pip install 'pygls>=2,<3'"),
+                              ("pylatexenc", "pylatexenc", "pip install pylatexenc"),
+                              ("ollama", "ollama", "pip install ollama")):
+        out.append(_dist(dist, module, fix))
+    from ..analyzers.llm.select import describe_backends
+
+    for b in describe_backends():
+        out.append(Component(f"llm: {b.name}", b.available, b.version, b.detail))
+    from ..index.store import IndexError_, open_index
+
+    try:
+        stats = open_index(index_path).stats()
+        out.append(Component("index", True, stats["model"],
+                             f"{stats['path']}: {stats['papers']} papers, {stats['chunks']} chunks, "
+                             f"{stats['bytes_on_disk'] / 1e6:.1f} MB, built {stats['built_at']}"))
+    except IndexError_ as exc:
+        out.append(Component("index", False, None, str(exc)))
+    return out
+
+
+def backend_in_use(parts: list[Component]) -> str:
+    by_name = {c.name: c for c in parts}
+    if by_name.get("llm: ollama") and by_name["llm: ollama"].ok:
+        return "ollama"
+    if by_name.get("llm: embedded") and by_name["llm: embedded"].ok:
+        return "embedded"
+    return "none"
+
+
+def run_doctor(index_path: Path, as_json: bool = False) -> int:
+    parts = components(index_path)
+    backend = backend_in_use(parts)
+    if as_json:
+        print(json.dumps({"components": [asdict(c) for c in parts], "backend": backend,
+                          "ok": all(c.ok for c in parts if c.name != "llm: ollama")}))
+    else:
+        for c in parts:
+            mark = "ok  " if c.ok else ("--  " if c.name == "llm: ollama" else "FAIL")
+            print(f"[{mark}] {c.name:<22} {c.version or '':<14} {c.detail}")
+        print(f"backend in use (auto): {backend}")
+    needed = [c for c in parts if not c.ok and c.name != "llm: ollama"]
+    return 1 if needed else 0

@@ -1,0 +1,335 @@
+"""The pygls language server: thin handlers over `Service` (see STYLE.md).
+
+Scheduling: an open or save analyses at once; a change waits `debounceMs` of quiet (TexLab's
+300 ms), and a newer change cancels the wait, so fast typing never builds a backlog. Analysis
+runs on a worker thread and never blocks requests. The LLM tier runs after the fast tier on its
+own worker, reports `$/progress`, and is superseded by the next edit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from .. import __version__
+from .code_actions import cite_actions, cite_edit, disable_actions, paper_from_hit
+from .diagnostics import hover_markdown, to_diagnostic
+from .service import ProjectState, Service, uri_to_path
+
+log = logging.getLogger("peerlint.server")
+
+COMMANDS = ("peerlint.cite", "peerlint.checkNovelty", "peerlint.relatedWork", "peerlint.reindex", "peerlint.status")
+
+
+class PeerlintServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("peerlint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        self.service = Service(read_buffer=self.buffer_text)
+        self.fast_worker = ThreadPoolExecutor(1, thread_name_prefix="peerlint-fast")
+        self.llm_worker = ThreadPoolExecutor(1, thread_name_prefix="peerlint-llm")
+        self.pending: dict[str, asyncio.Task] = {}
+        self.llm_pending: dict[str, asyncio.Task] = {}
+        self.generation: dict[str, int] = {}
+        self.warned: set[str] = set()
+
+    # -- helpers ----------------------------------------------------------------------------
+    def buffer_text(self, uri: str) -> str | None:
+        """The editor's unsaved text for `uri`, if the editor has it open."""
+        try:
+            docs = self.workspace.text_documents
+        except Exception:
+            return None
+        for key in (uri, uri_to_path(uri).as_uri()):
+            if key in docs:
+                return docs[key].source
+        return None
+
+    def version_of(self, uri: str) -> int | None:
+        try:
+            doc = self.workspace.text_documents.get(uri)
+        except Exception:
+            return None
+        return doc.version if doc is not None else None
+
+    def warn_once(self, key: str, message: str, kind=lsp.MessageType.Warning) -> None:
+        if key in self.warned:
+            return
+        self.warned.add(key)
+        log.warning("%s", message)
+        self.window_show_message(lsp.ShowMessageParams(type=kind, message=f"peerlint: {message}"))
+
+    def publish(self, state: ProjectState) -> None:
+        for uri, judgments in state.judgments.items():
+            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+                uri=uri, version=self.version_of(uri), diagnostics=[to_diagnostic(j) for j in judgments]))
+        if self.service.index_error:
+            self.warn_once("index", self.service.index_error)
+        for w in state.warnings:
+            self.warn_once(w, w, lsp.MessageType.Info)
+
+    # -- scheduling ---------------------------------------------------------------------------
+    def schedule(self, uri: str, delay: float) -> None:
+        old = self.pending.pop(uri, None)
+        if old is not None:
+            old.cancel()
+        self.generation[uri] = self.generation.get(uri, 0) + 1  # supersedes running LLM work too
+        self.pending[uri] = asyncio.ensure_future(self._fast(uri, delay, self.generation[uri]))
+
+    async def _fast(self, uri: str, delay: float, generation: int) -> None:
+        if delay:
+            await asyncio.sleep(delay)
+        loop = asyncio.get_running_loop()
+        try:
+            state = await loop.run_in_executor(self.fast_worker, self.service.analyze, uri, "fast")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("analysis of %s failed", uri)
+            self.warn_once(f"fail:{type(exc).__name__}", f"analysis failed ({exc}); see the log", lsp.MessageType.Error)
+            return
+        if self.generation.get(uri) != generation:
+            return  # a newer edit is already on its way
+        self.publish(state)
+        if self.service.engine.analyzers("llm"):
+            self.llm_pending[uri] = asyncio.ensure_future(self._llm(uri, generation))
+
+    async def _llm(self, uri: str, generation: int) -> None:
+        def cancelled() -> bool:
+            return self.generation.get(uri) != generation
+
+        token = str(uuid.uuid4())
+        progress = await self.begin_progress(token, "peerlint: LLM checks")
+        loop = asyncio.get_running_loop()
+        try:
+            state = await loop.run_in_executor(self.llm_worker, lambda: self.service.analyze(uri, "llm", cancelled))
+            if self.service.llm_error:
+                self.warn_once("llm", self.service.llm_error)
+            if not cancelled():
+                self.publish(state)
+        except Exception as exc:
+            log.exception("LLM analysis of %s failed", uri)
+            self.warn_once("llm-fail", f"LLM checks failed ({exc}); the embedding checks keep working")
+        finally:
+            if progress:
+                self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
+
+    async def begin_progress(self, token: str, title: str) -> bool:
+        caps = self.client_capabilities.window
+        if not (caps and caps.work_done_progress):
+            return False
+        try:
+            await self.work_done_progress.create_async(token)
+        except Exception:
+            return False
+        self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=False))
+        return True
+
+    async def pull_configuration(self) -> None:
+        caps = self.client_capabilities.workspace
+        if not (caps and caps.configuration):
+            return
+        try:
+            result = await self.workspace_configuration_async(
+                lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="peerlint")]))
+        except Exception as exc:
+            log.warning("workspace/configuration failed: %s", exc)
+            return
+        if result and result[0] is not None:
+            self.apply_settings(result[0])
+
+    def apply_settings(self, raw: Any) -> bool:
+        return self.service.update_settings(raw, lambda m: self.warn_once(m, m))
+
+    def reanalyse_open(self) -> None:
+        for uri in list(self.workspace.text_documents):
+            self.schedule(uri, 0)
+
+
+server = PeerlintServer()
+
+
+@server.feature(lsp.INITIALIZE)
+def initialize(ls: PeerlintServer, params: lsp.InitializeParams) -> None:
+    folders = params.workspace_folders or []
+    root = folders[0].uri if folders else (params.root_uri or None)
+    if root:
+        ls.service.workspace = uri_to_path(root)
+    ls.apply_settings(params.initialization_options)
+
+
+@server.feature(lsp.INITIALIZED)
+async def initialized(ls: PeerlintServer, params: lsp.InitializedParams) -> None:
+    await ls.pull_configuration()
+    loop = asyncio.get_running_loop()
+    retriever = await loop.run_in_executor(ls.fast_worker, ls.service.retriever)
+    if retriever is None:
+        ls.warn_once("index", ls.service.index_error or "no index")
+    else:  # load the embedding model now, not on the first keystroke
+        await loop.run_in_executor(ls.fast_worker, retriever.index.embed, ["warm-up"])
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: PeerlintServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri, 0)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: PeerlintServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri, ls.service.settings.debounce_ms / 1000)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: PeerlintServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri, 0)
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def did_change_configuration(ls: PeerlintServer, params: lsp.DidChangeConfigurationParams) -> None:
+    settings = params.settings
+    changed = ls.apply_settings(settings) if isinstance(settings, dict) and settings else False
+    if not settings:
+        before = ls.service.settings
+        await ls.pull_configuration()
+        changed = before != ls.service.settings
+    if changed:
+        ls.reanalyse_open()
+
+
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+def hover(ls: PeerlintServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    found = ls.service.hover(params.text_document.uri, params.position.line, params.position.character)
+    if found is None:
+        return None
+    chunk, hits, judgments = found
+    text = hover_markdown(hits, [{"code": j.code, "message": j.message, "score": j.score, "evidence": j.evidence}
+                                 for j in judgments])
+    if not text:
+        return None
+    r = chunk.range
+    return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=text),
+                     range=lsp.Range(lsp.Position(r.start.line, r.start.character), lsp.Position(r.end.line, r.end.character)))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
+                lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.Source]))
+def code_action(ls: PeerlintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    uri = params.text_document.uri
+    version = ls.version_of(uri)
+    actions: list[lsp.CodeAction] = []
+    for diag in params.context.diagnostics:
+        if diag.source != "peerlint" or not diag.code:
+            continue
+        chunk = ls.service.chunk_at(uri, diag.range.start.line, diag.range.start.character)
+        actions.extend(cite_actions(diag, chunk, version))
+        actions.extend(disable_actions(uri, version, diag))
+    where = {"uri": uri, "line": params.range.start.line, "character": params.range.start.character}
+    if ls.service.chunk_at(uri, where["line"], where["character"]) is not None:
+        actions.append(lsp.CodeAction(title="peerlint: check novelty of this paragraph", kind=lsp.CodeActionKind.Source,
+                                      command=lsp.Command("Check novelty", "peerlint.checkNovelty", [where])))
+        actions.append(lsp.CodeAction(title="peerlint: show related work", kind=lsp.CodeActionKind.Source,
+                                      command=lsp.Command("Show related work", "peerlint.relatedWork", [where])))
+    return actions
+
+
+def _where(args: list) -> dict:
+    if not args or not isinstance(args[0], dict) or "uri" not in args[0]:
+        raise ValueError("expected one argument {uri, line, character}")
+    return args[0]
+
+
+@server.command("peerlint.cite")
+async def cmd_cite(ls: PeerlintServer, args: list) -> dict:
+    where = _where(args)
+    paper = paper_from_hit(where["paper"])
+    uri = where["uri"]
+    chunk = ls.service.chunk_at(uri, int(where["line"]), int(where["character"]))
+    state = ls.service.project_of(uri)
+    if chunk is None or state is None:
+        return {"applied": False, "reason": "the paragraph has changed; run the action again"}
+    bib_path = next((p for p in state.bib_files if p.exists()), None) or (
+        state.bib_files[0] if state.bib_files else state.root.parent / "references.bib")
+    bib_text = ls.buffer_text(bib_path.as_uri())
+    if bib_text is None and bib_path.exists():
+        bib_text = bib_path.read_text(encoding="utf-8", errors="replace")
+    edit, key = cite_edit(uri, ls.version_of(uri), ls.service.document_text(uri), chunk.offsets[-1], paper,
+                          bib_path, bib_text)
+    result = await ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label=f"Cite {key}"))
+    return {"applied": bool(result and result.applied), "key": key, "bib": str(bib_path)}
+
+
+@server.command("peerlint.relatedWork")
+async def cmd_related(ls: PeerlintServer, args: list) -> list[dict]:
+    where = _where(args)
+    chunk = ls.service.chunk_at(where["uri"], int(where["line"]), int(where["character"]))
+    if chunk is None:
+        return []
+    loop = asyncio.get_running_loop()
+    hits = await loop.run_in_executor(ls.fast_worker, ls.service.nearest, chunk, 10)
+    return [h.to_json() for h in hits]
+
+
+@server.command("peerlint.checkNovelty")
+async def cmd_novelty(ls: PeerlintServer, args: list) -> dict:
+    where = _where(args)
+    token = str(uuid.uuid4())
+    progress = await ls.begin_progress(token, "peerlint: checking novelty")
+    loop = asyncio.get_running_loop()
+    try:
+        result = await loop.run_in_executor(ls.llm_worker, ls.service.check_novelty, where["uri"],
+                                            int(where["line"]), int(where["character"]))
+    finally:
+        if progress:
+            ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
+    state = ls.service.project_of(where["uri"])
+    if state is not None:
+        ls.publish(state)
+    return result
+
+
+@server.command("peerlint.reindex")
+async def cmd_reindex(ls: PeerlintServer, args: list) -> dict:
+    token = str(uuid.uuid4())
+    progress = await ls.begin_progress(token, "peerlint: rebuilding the index")
+    loop = asyncio.get_running_loop()
+    try:
+        report = await loop.run_in_executor(ls.llm_worker, ls.service.rebuild_index)
+    finally:
+        if progress:
+            ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
+    ls.warned.discard("index")
+    ls.reanalyse_open()
+    return report
+
+
+@server.command("peerlint.status")
+def cmd_status(ls: PeerlintServer, args: list) -> dict:
+    return ls.service.status()
+
+
+def _setup_logging(log_file: Path | None) -> None:
+    handlers: list[logging.Handler] = [logging.StreamHandler()]  # stderr: editors show it as the server log
+    if log_file:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(log_file, encoding="utf-8"))
+    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pygls").setLevel(logging.WARNING)
+
+
+def serve(tcp: str | None = None, log_file: Path | None = None) -> int:
+    from ..index.embed import cache_root
+
+    _setup_logging(log_file or cache_root() / "server.log")
+    if tcp:
+        host, _, port = tcp.rpartition(":")
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0

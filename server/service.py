@@ -1,0 +1,269 @@
+"""Everything the language server does, as plain methods that tests call without a server.
+
+`server/lsp.py` only translates LSP messages to these calls and back. State lives here: the
+settings, the open index, the engine with its judgment cache, and the last parse of each project.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+from urllib.parse import unquote, urlparse
+
+from ..analyzers.bibliography import BibEntry
+from ..analyzers.engine import Engine
+from ..analyzers.latex import LineIndex, find_root, parse_project
+from ..analyzers.project_check import parse_options, read_bibliography
+from ..analyzers.retrieval import HitView, Retriever
+from ..analyzers.types import Chunk, Judgment
+from ..index.build import default_index_path
+from ..index.embed import cache_root
+from ..index.store import IndexError_, build_command, open_index
+from .config import Settings
+
+log = logging.getLogger("peerlint.server")
+
+
+def uri_to_path(uri: str) -> Path:
+    return Path(unquote(urlparse(uri).path)) if uri.startswith("file:") else Path(uri)
+
+
+@dataclass
+class ProjectState:
+    """The last parse of one project (root file and everything it includes)."""
+
+    root: Path
+    files: list[str]  # URIs, root first
+    chunks: list[Chunk]
+    bib: list[BibEntry] | None
+    bib_files: list[Path]
+    judgments: dict[str, list[Judgment]] = field(default_factory=dict)  # uri -> fast + llm findings
+    warnings: list[str] = field(default_factory=list)
+
+
+class Service:
+    def __init__(self, settings: Settings | None = None, read_buffer: Callable[[str], str | None] = lambda uri: None,
+                 workspace: Path | None = None, cache_dir: Path | None = None):
+        self.settings = settings or Settings()
+        self.read_buffer = read_buffer
+        self.workspace = workspace
+        self.cache_dir = cache_dir or cache_root()
+        self.index_error: str | None = None
+        self.llm_error: str | None = None
+        self._retriever: Retriever | None = None
+        self._llm = None
+        self._lock = threading.RLock()
+        self.projects: dict[Path, ProjectState] = {}
+        self.engine = Engine(self.settings, cache_path=self.cache_dir / "judgments.sqlite")
+
+    # -- services, opened lazily -----------------------------------------------------------
+    @property
+    def index_path(self) -> Path:
+        return Path(self.settings.index_path).expanduser() if self.settings.index_path else default_index_path()
+
+    def retriever(self) -> Retriever | None:
+        """The open index, or None with `index_error` set to the exact fix."""
+        with self._lock:
+            if self._retriever is None and self.index_error is None:
+                try:
+                    self._retriever = Retriever(open_index(self.index_path))
+                    self.engine.retriever = self._retriever
+                except IndexError_ as exc:
+                    self.index_error = str(exc)
+                except Exception as exc:  # a damaged file the store did not foresee
+                    self.index_error = f"cannot open the index at {self.index_path} ({exc}): run `{build_command(self.index_path)}`"
+            return self._retriever
+
+    def reload_index(self) -> None:
+        with self._lock:
+            self._retriever = None
+            self.index_error = None
+            self.engine.retriever = None
+        self.retriever()
+
+    def llm(self):
+        with self._lock:
+            if self._llm is None:
+                from ..analyzers.llm.select import make_llm
+
+                try:
+                    self._llm = make_llm(self.settings.backend, self.settings.model or None,
+                                         self.settings.ollama_host or None, cache_dir=self.cache_dir)
+                    self.engine.llm = self._llm
+                    self.llm_error = None
+                except Exception as exc:
+                    self.llm_error = f"LLM backend unavailable ({exc}); the embedding checks keep working"
+            return self._llm
+
+    def update_settings(self, raw, warn: Callable[[str], None]) -> bool:
+        """Apply editor settings; True when anything changed (then callers re-analyse)."""
+        new = self.settings.updated(raw, warn)
+        if new == self.settings:
+            return False
+        index_changed = new.index_path != self.settings.index_path
+        llm_changed = (new.backend, new.model, new.ollama_host) != (self.settings.backend, self.settings.model, self.settings.ollama_host)
+        self.settings = new
+        self.engine.settings = new
+        if index_changed:
+            self.reload_index()
+        if llm_changed:
+            with self._lock:
+                self._llm = None
+                self.engine.llm = None
+        return True
+
+    # -- reading the project ---------------------------------------------------------------
+    def _read(self, path: Path) -> str:
+        text = self.read_buffer(path.as_uri())
+        return text if text is not None else path.read_text(encoding="utf-8", errors="replace")
+
+    def parse(self, uri: str) -> ProjectState:
+        path = uri_to_path(uri)
+        root = find_root(path, self.workspace, self._read)
+        retriever = self.retriever()
+        count = retriever.index.embedder.count_tokens if retriever is not None else None
+        project = parse_project(root, parse_options(self.settings, count), self._read)
+        files = [p.as_uri() for p in project.files] or [uri]
+        state = ProjectState(root, files, project.chunks, read_bibliography(project.bib_files), project.bib_files,
+                             warnings=list(project.warnings))
+        with self._lock:
+            old = self.projects.get(root)
+            if old is not None:
+                state.judgments = {u: [] for u in old.files}
+            self.projects[root] = state
+        return state
+
+    def project_of(self, uri: str) -> ProjectState | None:
+        path = uri_to_path(uri)
+        with self._lock:
+            for state in self.projects.values():
+                if uri in state.files or state.root == path:
+                    return state
+        return None
+
+    # -- analysis --------------------------------------------------------------------------
+    def analyze(self, uri: str, tier: str = "fast", is_cancelled: Callable[[], bool] = lambda: False) -> ProjectState:
+        """Parse the project holding `uri` and run one tier; results grouped per file."""
+        state = self.parse(uri) if tier == "fast" or self.project_of(uri) is None else self.project_of(uri)
+        if tier == "fast" and self.retriever() is None:
+            by_uri: dict[str, list[Judgment]] = {u: [] for u in state.files}
+            state.judgments = by_uri
+            return state
+        if tier == "llm":
+            self.llm()
+        report = self.engine.run(state.chunks, tier, state.bib, is_cancelled)
+        state.warnings.extend(report.errors)
+        by_uri = {u: [j for j in state.judgments.get(u, []) if self._tier_of(j.code) != tier] for u in state.files}
+        for j in report.judgments:
+            by_uri.setdefault(j.chunk.uri, []).append(j)
+        state.judgments = by_uri
+        return state
+
+    def _tier_of(self, code: str) -> str:
+        for analyzer in self.engine.analyzers("fast"):
+            if code in analyzer.codes:
+                return "fast"
+        return "llm"
+
+    # -- queries from the editor -------------------------------------------------------------
+    def chunk_at(self, uri: str, line: int, character: int) -> Chunk | None:
+        state = self.project_of(uri)
+        if state is None:
+            return None
+        pos = (line, character)
+        for chunk in state.chunks:
+            r = chunk.range
+            if chunk.uri == uri and (r.start.line, r.start.character) <= pos <= (r.end.line, r.end.character):
+                return chunk
+        return None
+
+    def nearest(self, chunk: Chunk, k: int | None = None) -> list[HitView]:
+        retriever = self.retriever()
+        if retriever is None:
+            return []
+        k = k or self.settings.hover_k
+        return [HitView.of(h) for h in retriever.neighbours([chunk], k)[chunk.hash]]
+
+    def hover(self, uri: str, line: int, character: int) -> tuple[Chunk, list[dict], list[Judgment]] | None:
+        chunk = self.chunk_at(uri, line, character)
+        if chunk is None:
+            return None
+        state = self.project_of(uri)
+        found = [j for j in state.judgments.get(uri, []) if j.chunk.hash == chunk.hash and j.chunk.range == chunk.range]
+        hits = next((j.evidence["hits"] for j in found if j.evidence.get("hits")), None)
+        if hits is None:
+            hits = [h.to_json() for h in self.nearest(chunk)]
+        return chunk, hits, found
+
+    def line_text(self, uri: str, line: int) -> str:
+        text = self._read(uri_to_path(uri))
+        idx = LineIndex(text)
+        if line >= idx.line_count():
+            return ""
+        a, b = idx.line_span(line)
+        return text[a:b]
+
+    def document_text(self, uri: str) -> str:
+        return self._read(uri_to_path(uri))
+
+    def status(self) -> dict:
+        retriever = self._retriever
+        return {
+            "index": {"path": str(self.index_path), "ok": retriever is not None, "error": self.index_error,
+                      "papers": len(retriever.index) if retriever else 0},
+            "llm": {"backend": getattr(self._llm, "name", None), "model": getattr(self._llm, "model", None),
+                    "error": self.llm_error, "configured": self.settings.backend},
+            "analyzed": dict(self.engine.calls), "embedded": retriever.embedded if retriever else 0,
+            "projects": [str(p) for p in self.projects],
+            "analyzers": list(self.settings.analyzers),
+        }
+
+    # -- commands ---------------------------------------------------------------------------
+    def check_novelty(self, uri: str, line: int, character: int) -> dict:
+        """Where the paragraph sits against its nearest prior work; published as a `novelty` diagnostic."""
+        chunk = self.chunk_at(uri, line, character)
+        if chunk is None:
+            state = self.project_of(uri)
+            chunk = next((c for c in (state.chunks if state else []) if c.kind == "abstract"), None)
+        if chunk is None:
+            return {"ok": False, "reason": "put the cursor in a paragraph of prose (or give the draft an abstract)"}
+        if self.retriever() is None:
+            return {"ok": False, "reason": self.index_error}
+        judgment = novelty_judgment(chunk, self.nearest(chunk, 10), self.settings.severity_of("novelty"))
+        state = self.project_of(chunk.uri)
+        if state is not None:
+            kept = [j for j in state.judgments.get(chunk.uri, []) if not (j.code == "novelty" and j.chunk.hash == chunk.hash)]
+            state.judgments[chunk.uri] = kept + [judgment]
+        return {"ok": True, "score": judgment.score, "message": judgment.message, "evidence": judgment.evidence}
+
+    def rebuild_index(self) -> dict:
+        """Rebuild from the corpus the current index was built from (the shipped one by default)."""
+        from ..index.build import build_index
+        from ..index.ingest import default_corpus_path, load_papers
+
+        sources: list = [default_corpus_path()]
+        if self._retriever is not None and self._retriever.index.manifest.sources:
+            sources = [Path(s) for s in self._retriever.index.manifest.sources]
+        papers = load_papers(sources, warn=lambda m: log.warning("%s", m))
+        report = build_index(papers, self.index_path, sources=[str(s) for s in sources], show_progress=False)
+        self.reload_index()
+        return report.__dict__
+
+
+def novelty_judgment(chunk: Chunk, hits: list[HitView], severity: str) -> Judgment:
+    """Embedding-only novelty: distance to the nearest prior paper and the age of the neighbourhood."""
+    if not hits:
+        return Judgment(chunk, "novelty", "No indexed paper is close to this paragraph.", 1.0, severity, {"hits": []})
+    top = hits[0]
+    years = [h.year for h in hits if h.year]
+    mean_year = round(sum(years) / len(years), 1) if years else None
+    density = sum(h.similarity for h in hits) / len(hits)
+    score = round(1.0 - top.similarity, 3)
+    message = (f"Novelty {score:.2f} (1 - similarity to the nearest prior paper): closest is {top.label()} at "
+               f"{top.similarity:.2f}; the {len(hits)} nearest papers average similarity {density:.2f}"
+               + (f" and year {mean_year}." if mean_year else "."))
+    return Judgment(chunk, "novelty", message, score, severity,
+                    {"hits": [h.to_json() for h in hits], "mean_year": mean_year, "density": round(density, 4)})

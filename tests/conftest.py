@@ -1,0 +1,48 @@
+"""Fixtures shared by the whole suite: paths to real data and a small real index.
+
+The test index holds real shipped abstracts (COLING 2020, NAACL 2021, ICLR 2017 and the
+NeurIPS 2017 papers the example draft cites). It lives in the user cache so that repeated runs
+reuse its embedding cache: a rebuild then only re-packs vectors (seconds, not minutes).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+LATEX = SHARED / "data" / "latex"
+EXAMPLES = REPO / "examples"
+TEST_VENUES = {("COLING", 2020), ("NAACL", 2021), ("ICLR", 2017)}
+EXTRA_TITLES = {"attention is all you need"}
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def sample_papers():
+    from peerlint.index.ingest import default_corpus_path, load_papers
+
+    return [p for p in load_papers([default_corpus_path()], warn=lambda m: None)
+            if (p.venue, p.year) in TEST_VENUES or p.title.lower() in EXTRA_TITLES]
+
+
+@pytest.fixture(scope="session")
+def index_path() -> Path:
+    """A real index of ~1,600 shipped abstracts, built (incrementally) once per session."""
+    from peerlint.index.build import build_index
+    from peerlint.index.embed import cache_root
+
+    root = Path(os.environ.get("PEERLINT_TEST_INDEX", cache_root() / "test-index"))
+    build_index(sample_papers(), root, sources=["tests/conftest.py:sample_papers"], show_progress=False)
+    return root
+
+
+@pytest.fixture(scope="session")
+def vector_index(index_path):
+    from peerlint.index.store import open_index
+
+    return open_index(index_path)

@@ -1,0 +1,211 @@
+"""The real server over stdio (pytest-lsp), on the example draft, real templates and real abstracts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from pytest_lsp import LanguageClient
+
+from conftest import EXAMPLES, LATEX
+from lsp_support import CONFIG, diagnostics_for, line_of, open_file, start
+
+# The COLING 2020 abstract that examples/draft.tex paraphrases (shipped corpus).
+PARAPHRASED = "Hierarchical Bi-Directional Self-Attention Networks for Paper Review Rating Recommendation"
+PARAPHRASE_START = "Predicting the rating of a textual review is a fast-growing application"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A private copy of the example project: code actions edit it."""
+    dest = tmp_path / "paper"
+    shutil.copytree(EXAMPLES, dest)
+    return dest
+
+
+@pytest_lsp.fixture(config=CONFIG)
+async def client(lsp_client: LanguageClient, index_path, project):
+    lsp_client.index_path = index_path
+    lsp_client.project = project
+    await start(lsp_client, project, {"indexPath": str(index_path), "debounceMs": 50})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def status(client: LanguageClient) -> dict:
+    return await client.workspace_execute_command_async(lsp.ExecuteCommandParams("peerlint.status", []))
+
+
+def by_code(diags, code):
+    return [d for d in diags if d.code == code]
+
+
+async def test_example_draft_diagnostics_have_exact_ranges(client: LanguageClient):
+    draft = client.project / "draft.tex"
+    text = draft.read_text()
+    uri = open_file(client, draft)
+    diags = await diagnostics_for(client, uri)
+    close = by_code(diags, "close-prior-work")
+    assert close, [d.message for d in diags]
+    d = close[0]
+    assert PARAPHRASED in d.message and d.source == "peerlint"
+    assert d.range.start == lsp.Position(line_of(text, PARAPHRASE_START), 0)
+    assert d.data["evidence"]["hits"][0]["title"] == PARAPHRASED
+    assert d.data["evidence"]["hits"][0]["similarity"] >= 0.8
+    # every diagnostic lies inside the document and carries its payload
+    n_lines = text.count("\n") + 1
+    for diag in diags:
+        assert 0 <= diag.range.start.line <= diag.range.end.line < n_lines
+        assert diag.data["code"] == diag.code and diag.code_description is not None
+
+
+async def test_hover_lists_retrieved_papers(client: LanguageClient):
+    draft = client.project / "draft.tex"
+    text = draft.read_text()
+    uri = open_file(client, draft)
+    await diagnostics_for(client, uri)
+    line = line_of(text, PARAPHRASE_START) + 1
+    hover = await client.text_document_hover_async(lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(line, 5)))
+    assert hover is not None
+    assert "close-prior-work" in hover.contents.value and PARAPHRASED in hover.contents.value
+    assert "| sim | venue | year | title |" in hover.contents.value
+
+
+async def test_one_word_edit_reanalyses_one_chunk(client: LanguageClient):
+    draft = client.project / "draft.tex"
+    text = draft.read_text()
+    uri = open_file(client, draft)
+    await diagnostics_for(client, uri, version=1)
+    before = (await status(client))["analyzed"].get("prior-work", 0)
+    line = line_of(text, PARAPHRASE_START)
+    col = len("Predicting the rating of a ")
+    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+        lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        [lsp.TextDocumentContentChangePartial(range=lsp.Range(lsp.Position(line, col), lsp.Position(line, col + len("textual"))),
+                                              text="written")]))
+    diags = await diagnostics_for(client, uri, version=2)
+    after = (await status(client))["analyzed"]["prior-work"]
+    assert after - before == 1
+    assert by_code(diags, "close-prior-work")  # still a paraphrase after one word
+
+
+async def test_fast_typing_is_debounced(client: LanguageClient):
+    draft = client.project / "draft.tex"
+    uri = open_file(client, draft)
+    await diagnostics_for(client, uri, version=1)
+    before = (await status(client))["analyzed"].get("prior-work", 0)
+    for v in range(2, 32):  # 30 keystrokes at the end of line 0, well inside the 50 ms debounce
+        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            lsp.VersionedTextDocumentIdentifier(uri=uri, version=v),
+            [lsp.TextDocumentContentChangePartial(range=lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)), text="%")]))
+    await diagnostics_for(client, uri, version=31)
+    st = await status(client)
+    assert st["analyzed"]["prior-work"] - before == 0  # only a comment changed: nothing re-analysed
+
+
+async def test_disable_code_action_silences_the_line(client: LanguageClient):
+    draft = client.project / "draft.tex"
+    uri = open_file(client, draft)
+    diags = await diagnostics_for(client, uri)
+    target = by_code(diags, "close-prior-work")[0]
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        lsp.TextDocumentIdentifier(uri), target.range, lsp.CodeActionContext(diagnostics=[target])))
+    titles = [a.title for a in actions]
+    assert "peerlint: disable close-prior-work on this line" in titles
+    action = next(a for a in actions if a.title == "peerlint: disable close-prior-work on this line")
+    edit = action.edit.document_changes[0]
+    assert edit.edits[0].new_text == "% peerlint: disable-next-line=close-prior-work\n"
+    assert edit.edits[0].range.start == lsp.Position(target.range.start.line, 0)
+    from lsp_support import apply_text_edits
+
+    new_text = apply_text_edits(draft.read_text(), edit.edits)
+    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+        lsp.VersionedTextDocumentIdentifier(uri=uri, version=2), [lsp.TextDocumentContentChangeWholeDocument(text=new_text)]))
+    diags = await diagnostics_for(client, uri, version=2)
+    assert not by_code(diags, "close-prior-work")
+
+
+async def test_cite_action_inserts_cite_and_bib_entry(client: LanguageClient):
+    draft = client.project / "draft.tex"
+    bib = client.project / "refs.bib"
+    bib_before = bib.read_text()
+    uri = open_file(client, draft)
+    diags = await diagnostics_for(client, uri)
+    target = by_code(diags, "close-prior-work")[0]
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        lsp.TextDocumentIdentifier(uri), target.range, lsp.CodeActionContext(diagnostics=[target])))
+    cite = next(a for a in actions if a.command and a.command.command == "peerlint.cite" and PARAPHRASED[:40] in a.title)
+    result = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(cite.command.command, cite.command.arguments))
+    assert result["applied"] is True
+    key = result["key"]
+    assert f"~\\cite{{{key}}}" in draft.read_text()
+    bib_after = bib.read_text()
+    assert bib_after.startswith(bib_before) and bib_after.count(PARAPHRASED) == 1
+    assert f"@inproceedings{{{key}," in bib_after and "year = {2020}" in bib_after
+    # running it again reuses the key and adds no second entry
+    again = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(cite.command.command, cite.command.arguments))
+    assert again["key"] == key and bib.read_text().count(PARAPHRASED) == 1
+
+
+async def test_configuration_changes_take_effect_and_bad_values_are_rejected(client: LanguageClient):
+    uri = open_file(client, client.project / "draft.tex")
+    assert by_code(await diagnostics_for(client, uri), "close-prior-work")
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+        settings={"peerlint": {"severity": {"close-prior-work": "off"}, "debounceMs": "fast", "noSuchKey": 1}}))
+    await asyncio.sleep(0.5)
+    diags = await diagnostics_for(client, uri, version=1)
+    for _ in range(50):
+        if not by_code(client.diagnostics[uri], "close-prior-work"):
+            break
+        await asyncio.sleep(0.2)
+    assert not by_code(client.diagnostics[uri], "close-prior-work")
+    messages = " ".join(m.message for m in client.messages)
+    assert "debounceMs" in messages and "noSuchKey" in messages
+
+
+async def test_multi_file_project_reports_on_the_included_file(client: LanguageClient):
+    appendix = client.project / "sections" / "appendix.tex"
+    para = ("Predicting the rating of a textual review is a fast-growing application of natural language processing. "
+            "Most existing approaches either rely on hand-crafted features or learn features with deep networks from "
+            "flat text, ignoring the hierarchy in the data. We use a hierarchical bi-directional self-attention network "
+            "for predicting and recommending paper review ratings, exploiting the hierarchical structure of reviews "
+            "with sentence, intra-review and inter-review encoders.\n")
+    appendix.write_text(appendix.read_text() + "\n" + para)
+    uri = open_file(client, appendix)
+    diags = await diagnostics_for(client, uri)
+    close = by_code(diags, "close-prior-work")
+    assert close and close[0].range.start.line == appendix.read_text().count("\n") - 1
+
+
+async def test_templates_open_without_errors(client: LanguageClient):
+    for tex in [LATEX / "acl-org" / "acl_latex.tex", *sorted((LATEX / "ICLR").rglob("*.tex"))[:1]]:
+        uri = open_file(client, tex)
+        diags = await diagnostics_for(client, uri)
+        assert all(d.source == "peerlint" for d in diags)
+    assert not [m for m in client.messages if m.type == lsp.MessageType.Error]
+
+
+@pytest_lsp.fixture(config=CONFIG)
+async def client_without_index(lsp_client: LanguageClient, tmp_path):
+    await start(lsp_client, tmp_path, {"indexPath": str(tmp_path / "nothing-here")})
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_missing_index_gives_one_message_and_keeps_running(client_without_index: LanguageClient, tmp_path):
+    client = client_without_index
+    tex = tmp_path / "a.tex"
+    tex.write_text("\\documentclass{article}\\begin{document}Some words about neural networks and text.\\end{document}\n")
+    uri = open_file(client, tex)
+    assert await diagnostics_for(client, uri) == []
+    open_file(client, tex.with_name("b.tex"), text="\\documentclass{article}\\begin{document}More.\\end{document}")
+    await diagnostics_for(client, tex.with_name("b.tex").as_uri())
+    about_index = [m for m in client.messages if "peerlint index build" in m.message]
+    assert len(about_index) == 1
+    st = await client.workspace_execute_command_async(lsp.ExecuteCommandParams("peerlint.status", []))
+    assert st["index"]["ok"] is False and "peerlint index build" in st["index"]["error"]
