@@ -1,0 +1,471 @@
+"""What the LaTeX parser knows about commands and environments, and the user's LTeX-style tables.
+
+Users extend these tables the way LTeX+ users do with `ltex.latex.commands` and
+`ltex.latex.environments`::
+
+    commands     = {"\\mycommand{}": "ignore", "\\foo[]{}{}": "dummy", "\\keep{}": "default"}
+    environments = {"myenv": "ignore"}
+
+Command actions: "ignore" drops the command and its arguments; "dummy" (also LTeX's
+"pluralDummy" / "vowelDummy") replaces it by the placeholder word `DUMMY`; "default" keeps the
+text of its last mandatory argument.  Environment actions: "ignore" drops the environment;
+"default" reads its content as prose.  A command the tables do not know keeps the text of the
+braced groups that follow it (LTeX's default); one without braces is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from pylatexenc import latexwalker
+from pylatexenc.latexwalker import get_default_latex_context_db
+from pylatexenc.macrospec import (
+    EnvironmentSpec,
+    LatexContextDb,
+    MacroSpec,
+    MacroStandardArgsParser,
+    ParsedMacroArgs,
+    ParsedVerbatimArgs,
+)
+
+# Placeholder words that stand in for non-prose material, so sentences stay readable.
+MATH = "[math]"
+CITE = "[cite]"
+REF = "[ref]"
+URL = "[url]"
+CODE = "[code]"
+DUMMY = "[dummy]"
+PLACEHOLDERS = (MATH, CITE, REF, URL, CODE, DUMMY)
+
+COMMAND_ACTIONS = frozenset({"ignore", "dummy", "default", "pluralDummy", "vowelDummy"})
+ENVIRONMENT_ACTIONS = frozenset({"ignore", "default"})
+
+# --- commands -----------------------------------------------------------------------------
+
+# Sectioning commands and their depth; `Chunk.section` follows the shallowest level in use
+# (normally \section), so a \paragraph{} heading inside "Related Work" stays in Related Work.
+SECTION_LEVELS = {"part": 2, "chapter": 2, "section": 2, "subsection": 3, "subsubsection": 4,
+                  "paragraph": 5, "subparagraph": 6}
+SECTION_COMMANDS = frozenset(SECTION_LEVELS)
+CITE_COMMANDS = frozenset(
+    """cite citet citep citealt citealp citeauthor citefullauthor citeyear citeyearpar Citet
+    Citep Citealt Citealp Citeauthor citenum citetalias citepalias citeposs Citeposs parencite
+    Parencite textcite Textcite autocite Autocite footcite footcitetext smartcite Smartcite
+    supercite fullcite citeurl citetitle citedate citeA shortcite shortciteA""".split()
+)
+NOCITE_COMMANDS = frozenset({"nocite"})
+REF_COMMANDS = frozenset(
+    """ref eqref autoref Autoref cref Cref pageref nameref vref Vref cpageref Cpageref labelcref
+    crefrange Crefrange cpagerefrange subref fref Fref""".split()
+)
+URL_COMMANDS = frozenset({"url", "nolinkurl", "path"})
+FOOTNOTE_COMMANDS = frozenset({"footnote", "footnotetext", "tablefootnote"})
+CAPTION_COMMANDS = frozenset({"caption", "captionof", "subcaption", "subcaptionbox", "sidecaption"})
+INCLUDE_COMMANDS = frozenset({"input", "include", "subfile", "import", "subimport", "inputfrom", "subinputfrom", "includefrom", "subincludefrom"})
+BIB_COMMANDS = frozenset({"bibliography", "addbibresource", "addglobalbib", "addsectionbib"})
+KEEP_LAST_COMMANDS = frozenset({"href", "textcolor", "colorbox", "fcolorbox", "texorpdfstring", "hyperref", "hyperlink", "foreignlanguage", "resizebox", "scalebox", "raisebox"})
+SPACE_COMMANDS = frozenset({"\\", "newline", "linebreak", ",", ";", ":", ">", " ", "quad", "qquad", "enspace", "thinspace", "space", "hfill", "cr", "and", "And", "AND"})
+PAR_COMMANDS = frozenset({"par", "bigskip", "medskip", "smallskip", "newpage", "clearpage", "cleardoublepage", "pagebreak", "maketitle"})
+
+# Commands whose arguments are not prose: dropped with their arguments.
+IGNORE_COMMANDS = frozenset(
+    """documentclass usepackage RequirePackage selectlanguage setlength addlength setcounter
+    addtocounter addcounter stepcounter refstepcounter newcounter newcommand renewcommand
+    providecommand DeclareRobustCommand newenvironment renewenvironment provideenvironment
+    DeclareMathOperator newtheorem theoremstyle newif def gdef edef xdef let hspace vspace
+    label includegraphics includepdf hypersetup definecolor providecolor colorlet color
+    pagecolor bibliographystyle printbibliography author date thanks affiliation affil
+    institute email address orcid keywords maketitle tableofcontents listoffigures listoftables
+    pagestyle thispagestyle pagenumbering vphantom hphantom phantom rule fontsize
+    settowidth settoheight newlength captionsetup graphicspath lstset lstinputlisting
+    inputminted mintinline usetikzlibrary tikzset pgfplotsset DeclareGraphicsExtensions
+    geometry bibitem nocite appendix linenumbers acmConference acmYear acmDOI acmISBN
+    acmPrice acmBooktitle acmJournal acmVolume acmNumber acmArticle acmMonth setcopyright
+    copyrightyear ccsdesc received renewcaptionname addto crefname Crefname newacronym
+    newglossaryentry iclrfinalcopy aclfinalcopy icmltitlerunning icmlsetsymbol icmlaffiliation
+    icmlcorrespondingauthor icmlkeywords printAffiliationsAndNotice vskip hskip kern
+    vfill enlargethispage noindent centering raggedright raggedleft footnotemark
+    textsuperscript textsubscript marginpar todo""".split()
+)
+
+# Commands that stand for text.
+TEXT_COMMANDS: dict[str, str] = {
+    "LaTeX": "LaTeX", "TeX": "TeX", "LaTeXe": "LaTeX2e", "BibTeX": "BibTeX", "XeTeX": "XeTeX",
+    "XeLaTeX": "XeLaTeX", "LuaTeX": "LuaTeX", "LuaLaTeX": "LuaLaTeX", "pdfLaTeX": "pdfLaTeX",
+    "ldots": "...", "dots": "...", "textellipsis": "...",
+    "%": "%", "&": "&", "$": "$", "#": "#", "_": "_", "{": "{", "}": "}",
+    "textbackslash": "\\", "textasciitilde": "~", "textasciicircum": "^", "textunderscore": "_",
+    "textbar": "|", "textless": "<", "textgreater": ">", "slash": "/",
+    "textquotedblleft": '"', "textquotedblright": '"', "textquoteleft": "'", "textquoteright": "'",
+    "textendash": "\u2013", "textemdash": "\u2014", "textbullet": "\u2022",
+    "S": "\u00a7", "P": "\u00b6", "dag": "\u2020", "ddag": "\u2021", "textdagger": "\u2020",
+    "textdaggerdbl": "\u2021", "copyright": "\u00a9", "textcopyright": "\u00a9",
+    "textregistered": "\u00ae", "texttrademark": "\u2122", "textdegree": "\u00b0",
+    "pounds": "\u00a3", "textsterling": "\u00a3", "euro": "\u20ac", "texteuro": "\u20ac",
+    "ss": "\u00df", "SS": "SS", "o": "\u00f8", "O": "\u00d8", "aa": "\u00e5", "AA": "\u00c5",
+    "ae": "\u00e6", "AE": "\u00c6", "oe": "\u0153", "OE": "\u0152", "l": "\u0142", "L": "\u0141",
+    "i": "\u0131", "j": "\u0237", "dh": "\u00f0", "DH": "\u00d0", "th": "\u00fe", "TH": "\u00de",
+    "ng": "\u014b", "NG": "\u014a",
+    # Abbreviation macros that most CV/ML templates define (\eg, \ie, \etal ...).
+    "eg": "e.g.", "Eg": "E.g.", "ie": "i.e.", "Ie": "I.e.", "etal": "et al.", "cf": "cf.",
+    "Cf": "Cf.", "etc": "etc.", "vs": "vs.", "wrt": "w.r.t.", "aka": "a.k.a.", "iid": "i.i.d.",
+}
+# Commands that produce nothing but must not glue words together either.
+EMPTY_COMMANDS = frozenset({"@", "/", "-", "!", "xspace", "relax", "protect", "nobreak", "allowbreak", "ignorespaces", "unskip"})
+
+ACCENTS: dict[str, str] = {
+    "'": "\u0301", "`": "\u0300", "^": "\u0302", '"': "\u0308", "~": "\u0303", "=": "\u0304",
+    ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b", "c": "\u0327", "k": "\u0328",
+    "r": "\u030a", "d": "\u0323", "b": "\u0331", "t": "\u0361",
+}
+
+SPECIALS: dict[str, str] = {
+    "~": " ", "``": '"', "''": '"', "--": "\u2013", "---": "\u2014", "&": " ",
+    "!`": "\u00a1", "?`": "\u00bf",
+}
+
+# --- environments -------------------------------------------------------------------------
+
+MATH_ENVIRONMENTS = frozenset(
+    """equation equation* align align* alignat alignat* gather gather* flalign flalign* multline
+    multline* eqnarray eqnarray* split math displaymath dmath dmath* dgroup dgroup* darray
+    subequations""".split()
+)
+# Floats: only their captions are prose.
+FLOAT_ENVIRONMENTS = frozenset(
+    """figure figure* table table* wrapfigure wraptable subfigure subtable algorithm algorithm*
+    sidewaysfigure sidewaystable SCfigure SCtable longtable longtable* listing floatrow
+    subfloat""".split()
+)
+# Dropped outright (their contents are not LaTeX prose).
+DROP_ENVIRONMENTS = frozenset(
+    """tabular tabular* tabularx tabulary tabu longtabu NiceTabular tblr array verbatim
+    verbatim* Verbatim BVerbatim LVerbatim lstlisting minted comment filecontents filecontents*
+    thebibliography tikzpicture pgfpicture picture axis algorithmic algorithmic* algorithm2e
+    keywords IEEEkeywords CCSXML titlepage alltt spverbatim""".split()
+)
+# Environments whose contents are not LaTeX at all; the block splitter blanks them out.
+VERBATIM_ENVIRONMENTS = frozenset(
+    """verbatim verbatim* Verbatim BVerbatim LVerbatim lstlisting minted comment filecontents
+    filecontents* spverbatim""".split()
+)
+LIST_ENVIRONMENTS = frozenset(
+    """itemize enumerate description compactitem compactenum compactdesc inparaenum
+    asparaenum asparaitem itemize* enumerate* description*""".split()
+)
+# Environments that wrap the whole body; blank lines inside them still split blocks.
+WRAPPER_ENVIRONMENTS = frozenset(
+    """document multicols multicols* appendices subappendices onecolumn twocolumn landscape
+    sloppypar spacing singlespace onehalfspace doublespace CJK CJK* otherlanguage
+    otherlanguage* linenumbers""".split()
+)
+
+_ENV_ARGS = {
+    "minipage": "[[[{", "multicols": "{[[", "multicols*": "{[[", "wrapfigure": "[{[{",
+    "wraptable": "[{[{", "subfigure": "[[[{", "subtable": "[[[{", "algorithm": "[",
+    "algorithm*": "[", "tabularx": "{[{", "tabulary": "{[{", "longtable": "[{",
+    "minted": "[{", "lstlisting": "[", "tcolorbox": "[", "spacing": "{", "otherlanguage": "{",
+    "CJK": "{{", "CJK*": "{{", "itemize": "[", "enumerate": "[", "description": "[",
+    "quote": "", "quotation": "", "center": "", "sidewaysfigure": "[", "sidewaystable": "[",
+    "SCfigure": "[[", "theorem": "[", "lemma": "[", "definition": "[", "proof": "[",
+}
+
+_MACRO_ARGS = {
+    "paragraph": "*[{", "subparagraph": "*[{", "part": "*[{", "caption": "[{",
+    "captionof": "*{[{", "subcaption": "[{", "subcaptionbox": "*[{[[[{", "sidecaption": "[{",
+    "footnote": "[{", "footnotetext": "[{", "tablefootnote": "[{", "footnotemark": "[",
+    "thanks": "{", "abstract": "{", "hyperref": "[{", "hyperlink": "{{",
+    "subfile": "{", "import": "*{{", "subimport": "*{{", "inputfrom": "{{", "subinputfrom": "{{",
+    "includefrom": "{{", "subincludefrom": "{{", "addbibresource": "[{", "addglobalbib": "[{",
+    "addsectionbib": "[{", "bibliographystyle": "{", "printbibliography": "[",
+    "newtheorem": "*{[{[", "theoremstyle": "{", "newif": "{", "includepdf": "[{",
+    "affiliation": "[{", "affil": "[{", "institute": "{", "email": "{", "orcid": "{",
+    "address": "{", "captionsetup": "[{", "graphicspath": "{", "lstset": "{",
+    "lstinputlisting": "[{", "inputminted": "[{{", "usetikzlibrary": "{", "tikzset": "{",
+    "pgfplotsset": "{", "settowidth": "{{", "settoheight": "{{", "newlength": "{",
+    "stepcounter": "{", "refstepcounter": "{", "newcounter": "{[", "addtocounter": "{{",
+    "DeclareRobustCommand": "*{[[{", "fontsize": "{{", "pagestyle": "{", "thispagestyle": "{",
+    "pagenumbering": "{", "phantom": "{", "rule": "[{{", "textsuperscript": "{",
+    "textsubscript": "{", "marginpar": "[{", "todo": "[{", "foreignlanguage": "[{{",
+    "resizebox": "*{{{", "scalebox": "{[{", "raisebox": "{[[{", "geometry": "{",
+    "bibitem": "[{", "nocite": "{", "crefrange": "*{{", "Crefrange": "*{{",
+    "cpagerefrange": "*{{", "pageref": "*{", "nameref": "*{", "vref": "*{", "Vref": "*{",
+    "cpageref": "*{", "Cpageref": "*{", "labelcref": "{", "subref": "*{", "ref": "*{",
+    "autoref": "*{", "Autoref": "{", "fref": "{", "Fref": "{", "eqref": "{", "cref": "*{",
+    "Cref": "*{", "renewcaptionname": "{{{", "addto": "{{", "crefname": "{{{",
+    "Crefname": "{{{", "newacronym": "[{{{", "newglossaryentry": "{{", "acmConference": "[{{{",
+    "acmBooktitle": "{", "acmDOI": "{", "acmISBN": "{", "acmYear": "{", "acmPrice": "{",
+    "acmJournal": "{", "acmVolume": "{", "acmNumber": "{", "acmArticle": "{", "acmMonth": "{",
+    "setcopyright": "{", "copyrightyear": "{", "ccsdesc": "[{", "received": "[{",
+    "icmltitlerunning": "{", "icmlsetsymbol": "{{", "icmlaffiliation": "{{",
+    "icmlcorrespondingauthor": "{{", "icmlkeywords": "{", "printAffiliationsAndNotice": "{",
+    "textcolor": "[{{", "colorbox": "[{{", "fcolorbox": "[{[{{", "texorpdfstring": "{{",
+    "title": "[{", "author": "[{", "keywords": "{", "enlargethispage": "*{",
+    "DeclareGraphicsExtensions": "{",
+}
+
+
+class _RawArgParser(MacroStandardArgsParser):
+    """Reads an argument verbatim: `\\verb|...|` (mode "verb") or `\\url{...}` (mode "braced").
+
+    Unlike pylatexenc's own verbatim parser it never runs past the end of the input, and a
+    `%` inside a URL is not a comment.
+    """
+
+    def __init__(self, mode: str, **kwargs):
+        super().__init__(argspec="{", **kwargs)
+        self.mode = mode
+
+    def parse_args(self, w, pos, parsing_state=None):
+        s, n = w.s, len(w.s)
+        p = pos
+        if self.mode == "def":  # \def\name#1#2{body}: skip the name and parameters, then the body
+            while p < n and s[p] in " \t":
+                p += 1
+            m = re.compile(r"\\(?:[a-zA-Z@]+|.)|.", re.S).match(s, p) if p < n else None
+            p = m.end() if m else p
+            brace = s.find("{", p)
+            if brace < 0 or "\n\n" in s[p:brace] or brace - p > 200:
+                return self._empty(w, pos, parsing_state)
+            q = self._match_brace(s, brace)
+            return self._node(w, brace + 1, q, pos, min(q + 1, n), parsing_state, ("{", "}"))
+        if self.mode == "let":  # \let\a=\b
+            m = re.compile(r"\s*(?:\\(?:[a-zA-Z@]+|.)|.)\s*=?\s*(?:\\(?:[a-zA-Z@]+|.)|.)?", re.S).match(s, p)
+            q = m.end() if m else p
+            return self._node(w, p, q, pos, q, parsing_state, None)
+        if self.mode == "href":  # \href[opts]{raw URL}{text}
+            while p < n and s[p] in " \t":
+                p += 1
+            if p < n and s[p] == "[":
+                close = s.find("]", p)
+                p = close + 1 if close >= 0 else p
+            while p < n and s[p] in " \t":
+                p += 1
+            if p >= n or s[p] != "{":
+                return self._empty(w, pos, parsing_state)
+            end = self._match_brace(s, p)
+            url = w.make_node(latexwalker.LatexCharsNode, parsing_state=parsing_state,
+                              chars=s[p + 1:end], pos=p + 1, len=end - p - 1)
+            stop = min(end + 1, n)
+            text = None
+            if stop < n:
+                try:
+                    text, tpos, tlen = w.get_latex_expression(stop, parsing_state=parsing_state)
+                    stop = tpos + tlen
+                except latexwalker.LatexWalkerError:
+                    text = None
+            if text is None:
+                text = w.make_node(latexwalker.LatexCharsNode, parsing_state=parsing_state,
+                                   chars="", pos=stop, len=0)
+            return ParsedMacroArgs(argspec="{{", argnlist=[url, text]), pos, stop - pos
+        if self.mode == "verb":
+            if p < n and s[p] == "*":
+                p += 1
+            if p >= n or s[p].isspace() or s[p].isalpha():
+                return self._empty(w, pos, parsing_state)
+            delim = s[p]
+            end = s.find(delim, p + 1)
+            line_end = min((i for i in (s.find("\n", p), s.find("\r", p)) if i >= 0), default=n)
+            if end < 0 or end > line_end:
+                return self._empty(w, pos, parsing_state)
+            return self._node(w, p + 1, end, pos, end + 1, parsing_state, (delim, delim))
+        while p < n and s[p] in " \t":
+            p += 1
+        if p >= n or s[p] != "{":
+            return self._empty(w, pos, parsing_state)
+        end = self._match_brace(s, p)
+        return self._node(w, p + 1, end, pos, min(end + 1, n), parsing_state, ("{", "}"))
+
+    @staticmethod
+    def _match_brace(s: str, p: int) -> int:
+        """Index of the `}` closing the `{` at p (or len(s) if it is never closed)."""
+        depth, q, n = 0, p, len(s)
+        while q < n:
+            c = s[q]
+            if c == "\\":
+                q += 2
+                continue
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    return q
+            q += 1
+        return n
+
+    def _empty(self, w, pos, parsing_state):
+        return self._node(w, pos, pos, pos, pos, parsing_state, None)
+
+    @staticmethod
+    def _node(w, a, b, start, stop, parsing_state, delims):
+        node = w.make_node(latexwalker.LatexCharsNode, parsing_state=parsing_state,
+                           chars=w.s[a:b], pos=a, len=b - a)
+        return ParsedVerbatimArgs(verbatim_chars_node=node, verbatim_delimiters=delims), start, stop - start
+
+
+# --- user tables ----------------------------------------------------------------------------
+
+_COMMAND_KEY = re.compile(r"^\\([a-zA-Z@]+\*?|.)((?:\[\]|\{\}|\(\))*)$")
+_ENV_KEY = re.compile(r"^(?:\\begin\s*\{)?([^{}\\\s]+)\}?((?:\[\]|\{\}|\(\))*)$")
+
+
+@dataclass(frozen=True)
+class UserCommand:
+    name: str
+    argspec: str  # pylatexenc argspec: '{' mandatory, '[' optional
+    action: str  # ignore | dummy | default
+
+
+def parse_user_commands(commands: dict[str, str]) -> dict[str, UserCommand]:
+    """Turn an LTeX-style `{"\\foo[]{}": "ignore"}` table into specs; bad entries raise ValueError."""
+    out: dict[str, UserCommand] = {}
+    for key, action in commands.items():
+        m = _COMMAND_KEY.match(key.strip())
+        if not m:
+            raise ValueError(
+                f"peerlint: command {key!r} in the LaTeX commands table is not a command "
+                "prototype; write it like LTeX does, e.g. '\\\\mycommand[]{}' (a backslash, "
+                "the name, then [] per optional and {} per mandatory argument)."
+            )
+        if action not in COMMAND_ACTIONS:
+            raise ValueError(
+                f"peerlint: action {action!r} for command {key!r} is unknown; use one of "
+                f"{sorted(COMMAND_ACTIONS)}."
+            )
+        name = m.group(1)
+        argspec = "".join("{" if a == "{}" else "[" for a in re.findall(r"\[\]|\{\}|\(\)", m.group(2)))
+        if name.endswith("*") and len(name) > 1:
+            name, argspec = name[:-1], "*" + argspec
+        action = "dummy" if action in ("pluralDummy", "vowelDummy") else action
+        old = out.get(name)
+        if old is None or len(argspec) >= len(old.argspec):
+            out[name] = UserCommand(name, argspec, action)
+    return out
+
+
+def parse_user_environments(environments: dict[str, str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, action in environments.items():
+        m = _ENV_KEY.match(key.strip())
+        if not m:
+            raise ValueError(
+                f"peerlint: environment {key!r} in the LaTeX environments table should be an "
+                "environment name such as 'myenv' (or '\\\\begin{myenv}')."
+            )
+        if action not in ENVIRONMENT_ACTIONS:
+            raise ValueError(
+                f"peerlint: action {action!r} for environment {key!r} is unknown; use one of "
+                f"{sorted(ENVIRONMENT_ACTIONS)}."
+            )
+        out[m.group(1)] = action
+    return out
+
+
+class _FlatContextDb(LatexContextDb):
+    """pylatexenc's context with the category chain flattened into dicts.
+
+    pylatexenc looks every token up category by category (`test_for_specials` alone was a third
+    of the parse time); the lookups here give the same answers from one dict each.
+    """
+
+    def freeze(self) -> "_FlatContextDb":
+        self._macros: dict = {}
+        self._envs: dict = {}
+        specials: dict = {}
+        for cat in reversed(self.category_list):  # earlier categories win
+            self._macros.update(self.d[cat]["macros"])
+            self._envs.update(self.d[cat]["environments"])
+            specials.update(self.d[cat]["specials"])
+        self._specials = specials
+        self._by_first: dict[str, list] = {}
+        for chars in sorted(specials, key=len, reverse=True):  # longest match first
+            self._by_first.setdefault(chars[:1], []).append((chars, specials[chars]))
+        return self
+
+    def get_macro_spec(self, macroname):
+        return self._macros.get(macroname, self.unknown_macro_spec)
+
+    def get_environment_spec(self, environmentname):
+        return self._envs.get(environmentname, self.unknown_environment_spec)
+
+    def get_specials_spec(self, specials_chars):
+        return self._specials.get(specials_chars, self.unknown_specials_spec)
+
+    def test_for_specials(self, s, pos, parsing_state=None):
+        cands = self._by_first.get(s[pos:pos + 1])
+        if cands:
+            for chars, spec in cands:
+                if s.startswith(chars, pos):
+                    return spec
+        return None
+
+
+@dataclass(frozen=True)
+class Tables:
+    """Everything the walker consults, built once per distinct set of user options."""
+
+    commands: dict[str, UserCommand]
+    environments: dict[str, str]
+    macros: dict[str, str]  # zero-argument text macros: name (no backslash) -> replacement text
+    context: object  # pylatexenc LatexContextDb
+
+
+@lru_cache(maxsize=32)
+def build_tables(commands: tuple[tuple[str, str], ...], environments: tuple[tuple[str, str], ...],
+                 macros: tuple[tuple[str, str], ...]) -> Tables:
+    user_cmds = parse_user_commands(dict(commands))
+    user_envs = parse_user_environments(dict(environments))
+    default = get_default_latex_context_db()
+    db = _FlatContextDb()
+    for cat in default.category_list:
+        db.add_context_category(cat, macros=default.d[cat]["macros"].values(),
+                                environments=default.d[cat]["environments"].values(),
+                                specials=default.d[cat]["specials"].values())
+    macro_specs = [MacroSpec(name, args) for name, args in _MACRO_ARGS.items()]
+    macro_specs += [MacroSpec(name, "*[[{") for name in CITE_COMMANDS]
+    macro_specs += [MacroSpec(name, args_parser=_RawArgParser("braced")) for name in URL_COMMANDS]
+    macro_specs.append(MacroSpec("verb", args_parser=_RawArgParser("verb")))
+    macro_specs.append(MacroSpec("href", args_parser=_RawArgParser("href")))
+    for name in ("def", "gdef", "edef", "xdef"):
+        macro_specs.append(MacroSpec(name, args_parser=_RawArgParser("def")))
+    macro_specs.append(MacroSpec("let", args_parser=_RawArgParser("let")))
+    macro_specs.append(MacroSpec("lstinline", args_parser=_RawArgParser("verb")))
+    env_specs = [EnvironmentSpec(name, args) for name, args in _ENV_ARGS.items()]
+    db.add_context_category("peerlint", macros=macro_specs, environments=env_specs, prepend=True)
+    db.add_context_category(
+        "peerlint-user",
+        macros=[MacroSpec(c.name, c.argspec) for c in user_cmds.values()],
+        prepend=True,
+    )
+    db.set_unknown_environment_spec(EnvironmentSpec("", "["))
+    return Tables(user_cmds, user_envs, dict(macros), db.freeze())
+
+
+# --- macros learned from the document -------------------------------------------------------
+
+_SIMPLE_BODY = r"(?:[^{}\\%$#&^_~]|\\(?:xspace|@|/|\ )(?![a-zA-Z])|\\(?:textsc|textbf|textit|emph|texttt|textrm|textsf|mbox|text)\{[^{}\\%$#&]*\}|\{[^{}\\%$#&]*\})*"
+_NEWCOMMAND = re.compile(
+    r"\\(?:re|provide)?newcommand\*?\s*(?:\{\s*\\([a-zA-Z@]+)\s*\}|\\([a-zA-Z@]+))\s*\{(" + _SIMPLE_BODY + r")\}"
+    r"|\\(?:def|DeclareRobustCommand\*?\s*)\s*\{?\\([a-zA-Z@]+)\}?\s*\{(" + _SIMPLE_BODY + r")\}"
+)
+
+
+def learn_text_macros(source: str) -> dict[str, str]:
+    """Zero-argument macros whose body is plain text (`\\newcommand{\\method}{FooNet\\xspace}`)."""
+    out: dict[str, str] = {}
+    if "newcommand" not in source and "\\def" not in source and "DeclareRobustCommand" not in source:
+        return out
+    for m in _NEWCOMMAND.finditer(source):
+        name = m.group(1) or m.group(2) or m.group(4)
+        body = m.group(3) if m.group(3) is not None else m.group(5)
+        if name is None or body is None:
+            continue
+        body = re.sub(r"\\(?:textsc|textbf|textit|emph|texttt|textrm|textsf|mbox|text)\{([^{}]*)\}", r"\1", body)
+        body = re.sub(r"\\(?:xspace|@|/)", "", body).replace("\\ ", " ").replace("{", "").replace("}", "")
+        body = " ".join(body.split())
+        if body and any(ch.isalnum() for ch in body) and len(body) <= 80:
+            out[name] = body
+    return out
