@@ -1,0 +1,447 @@
+"""Corpus ingestion: the shipped proceedings, every input format, and every way an input can be broken."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import lzma
+import re
+import shutil
+from pathlib import Path
+
+import bibtexparser
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from peerlint.index import ingest
+from peerlint.index.ingest import CorpusError, default_corpus_path, load_papers, read_corpus
+from peerlint.index.pack_corpus import main as pack_main
+from peerlint.index.papers import Paper
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+PROCEEDINGS = SHARED / "data" / "proceedings"
+LATEX = SHARED / "data" / "latex"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared is not checked out beside the repository")
+
+
+def collect(paths, **kwargs) -> tuple[list[Paper], list[str]]:
+    warnings: list[str] = []
+    return list(read_corpus(paths, warn=warnings.append, **kwargs)), warnings
+
+
+# --- the shipped corpus --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def shipped() -> list[Paper]:
+    warnings: list[str] = []
+    papers = load_papers([default_corpus_path()], warn=warnings.append)
+    assert warnings == []
+    return papers
+
+
+def test_shipped_corpus_is_small_and_compressed():
+    path = default_corpus_path()
+    assert path.name == "proceedings.jsonl.xz"
+    assert path.stat().st_size < 15_000_000
+
+
+def test_shipped_corpus_holds_every_proceedings_record(shipped):
+    assert len(shipped) == 17_630
+    assert len({p.id for p in shipped}) == len(shipped)
+    by_venue: dict[str, set[int]] = {}
+    for paper in shipped:
+        assert paper.title and paper.abstract and paper.year
+        by_venue.setdefault(paper.venue, set()).add(paper.year)
+    assert set(by_venue) == {"NeurIPS", "ICML", "ICLR", "ACL", "NAACL", "AISTATS", "COLT", "UAI", "CVPR", "COLING"}
+    assert min(by_venue["NeurIPS"]) == 1987 and max(by_venue["NeurIPS"]) == 2017
+    assert by_venue["ICLR"] == {2013, 2014, 2017}
+    assert by_venue["ACL"] == {2021} and by_venue["COLING"] == {2020}
+    assert 2005 not in by_venue["AISTATS"]  # its source file is empty
+
+
+def test_shipped_corpus_keeps_metadata(shipped):
+    papers = {p.id: p for p in shipped}
+    attention = papers["neurips2017-9372"]
+    assert attention.title == "Attention is All you Need"
+    assert attention.venue == "NeurIPS" and attention.year == 2017 and attention.status == "Spotlight"
+    assert "Łukasz Kaiser" in attention.authors and attention.citations and attention.citations > 1000
+    rated = [p for p in shipped if p.venue == "ICLR" and p.year == 2017 and p.rating_avg is not None]
+    assert len(rated) == 489
+    assert {p.status for p in rated} == {"Oral", "Poster", "Workshop", "Reject"}
+    assert any(p.keywords for p in rated)
+
+
+@needs_shared
+def test_shipped_corpus_matches_its_sources(shipped):
+    source_ids = [json.loads(line)["id"]
+                  for path in sorted(PROCEEDINGS.glob("*.jsonl")) for line in path.open(encoding="utf-8")]
+    assert len(source_ids) == len(shipped)
+    assert set(source_ids) == {p.id for p in shipped}
+
+
+def test_pack_corpus_drops_source_and_is_reproducible(tmp_path, capsys):
+    src = tmp_path / "src"
+    src.mkdir()
+    rows = [{"id": f"x{i}", "title": f"T{i}", "abstract": "é " * 3, "year": 2000 + i, "source": "s"} for i in range(3)]
+    (src / "b-2001.jsonl").write_text("\n".join(json.dumps(r) for r in rows[1:]) + "\n", encoding="utf-8")
+    (src / "a-2000.jsonl").write_text(json.dumps(rows[0]) + "\n", encoding="utf-8")
+    (src / "empty-2005.jsonl").write_text("", encoding="utf-8")
+    first, second = tmp_path / "one.jsonl.xz", tmp_path / "two.jsonl.xz"
+    assert pack_main([str(src), str(first)]) == 0
+    assert pack_main([str(src), str(second)]) == 0
+    assert "3 records" in capsys.readouterr().out
+    assert first.read_bytes() == second.read_bytes()
+    records = [json.loads(line) for line in lzma.open(first, "rt", encoding="utf-8")]
+    assert [r["id"] for r in records] == ["x0", "x1", "x2"]
+    assert all("source" not in r for r in records)
+    assert [p.abstract for p in read_corpus([first])] == ["é é é"] * 3
+
+
+# --- JSONL -----------------------------------------------------------------------------------------------------
+
+
+def test_jsonl_skips_malformed_rows_and_names_them(tmp_path):
+    path = tmp_path / "venue-2020.jsonl"
+    lines = [
+        json.dumps({"id": "ok1", "title": "  Spaced\n title ", "abstract": "An\tabstract  with  gaps.", "venue": "V",
+                    "year": 2020, "status": "Poster", "authors": ["A  B", ""], "keywords": ["k"], "url": None,
+                    "rating_avg": 6.5, "citations": 3, "source": "ignored"}),
+        '{"id": "broken", "title": ',
+        json.dumps({"id": "badyear", "title": "T", "abstract": "A", "year": "abc"}),
+        json.dumps({"id": "notext", "venue": "V", "year": 2020}),
+        "",
+        json.dumps({"id": "ok2", "abstract": "Only an abstract.", "year": "2019", "date": "2019-05-02",
+                    "references": ["ok1"], "authors": "C D; E F"}),
+        json.dumps(["not", "an", "object"]),
+        json.dumps({"id": "badauthors", "title": "T", "authors": [1.5]}),
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    papers, warnings = collect([path])
+    assert [p.id for p in papers] == ["ok1", "ok2"]
+    first, second = papers
+    assert first.title == "Spaced title" and first.abstract == "An abstract with gaps."
+    assert first.authors == ("A B",) and first.rating_avg == 6.5 and first.citations == 3 and first.url == ""
+    assert second.year == 2019 and second.date == "2019-05-02" and second.references == ("ok1",)
+    assert second.authors == ("C D", "E F") and second.title == ""
+    assert len(warnings) == 5
+    assert warnings[0].startswith(f"{path}:2: invalid JSON")
+    assert warnings[1].startswith(f"{path}:3: year 'abc' is not an integer")
+    assert warnings[2].startswith(f"{path}:4: no title and no abstract")
+    assert warnings[3].startswith(f"{path}:7: expected a JSON object")
+    assert warnings[4].startswith(f"{path}:8: authors must hold strings")
+
+
+@pytest.mark.parametrize("suffix, opener", [(".jsonl.gz", gzip.open), (".jsonl.xz", lzma.open)])
+def test_compressed_jsonl(tmp_path, suffix, opener):
+    path = tmp_path / f"corpus{suffix}"
+    with opener(path, "wt", encoding="utf-8") as sink:
+        sink.write(json.dumps({"id": "z", "title": "Zipped", "abstract": "Text", "year": 1999}) + "\n{oops\n")
+    papers, warnings = collect([path])
+    assert [(p.id, p.title, p.year) for p in papers] == [("z", "Zipped", 1999)]
+    assert len(warnings) == 1 and warnings[0].startswith(f"{path}:2:")
+
+
+def test_truncated_archive_keeps_what_was_read(tmp_path):
+    whole = tmp_path / "whole.jsonl.xz"
+    with lzma.open(whole, "wt", encoding="utf-8") as sink:
+        for i in range(2000):
+            sink.write(json.dumps({"id": str(i), "title": f"Paper {i}", "abstract": "x" * i}) + "\n")
+    cut = tmp_path / "cut.jsonl.xz"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    papers, warnings = collect([cut])
+    assert 0 < len(papers) < 2000
+    assert len(warnings) == 1 and "cannot read the file" in warnings[0]
+
+
+def test_row_warnings_are_capped_per_file(tmp_path):
+    path = tmp_path / "noisy.jsonl"
+    path.write_text("{bad\n" * 50 + json.dumps({"id": "fine", "title": "T"}) + "\n", encoding="utf-8")
+    papers, warnings = collect([path])
+    assert [p.id for p in papers] == ["fine"]
+    assert len(warnings) == ingest.MAX_ROW_WARNINGS + 1
+    assert warnings[-1] == f"{path}: 30 more rows skipped (50 in all)"
+
+
+def test_latin1_file_is_read_with_a_warning(tmp_path):
+    path = tmp_path / "legacy.jsonl"
+    good = json.dumps({"id": "u", "title": "Déjà vu", "abstract": "UTF-8 line"}, ensure_ascii=False)
+    latin = json.dumps({"id": "l", "title": "Café “naïve”", "abstract": "Ökonometrie"}, ensure_ascii=False)
+    path.write_bytes(good.encode("utf-8") + b"\n" + latin.encode("cp1252") + b"\n")
+    papers, warnings = collect([path])
+    assert [(p.id, p.title) for p in papers] == [("u", "Déjà vu"), ("l", "Café “naïve”")]
+    assert papers[1].abstract == "Ökonometrie"
+    assert len(warnings) == 1 and warnings[0].startswith(f"{path}:2: not valid UTF-8")
+
+
+def test_default_warn_goes_to_the_log(tmp_path, caplog):
+    path = tmp_path / "one.jsonl"
+    path.write_text('{"id": "a", "title": "T"}\nnot json\n', encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="peerlint.index.ingest"):
+        assert len(list(read_corpus([path]))) == 1
+    assert f"{path}:2: invalid JSON" in caplog.text
+
+
+# --- CSV ---------------------------------------------------------------------------------------------------------
+
+
+def test_csv_with_a_bad_row(tmp_path):
+    path = tmp_path / "papers.csv"
+    path.write_text(
+        "\ufeffid,Title,abstract,venue,year,authors,keywords,rating_avg\n"
+        'c1,"A title, with a comma","An abstract",ACL,2021,Ann Lee; Bo Chen,retrieval; ranking,\n'
+        "c2,Too,many,fields,in,this,row,here,!\n"
+        "c3,T,A,V,20x1,,,\n"
+        "\n"
+        'c4,"A title that spans\ntwo lines",Abstract,V,,,,7.5\n',
+        encoding="utf-8",
+    )
+    papers, warnings = collect([path])
+    assert [p.id for p in papers] == ["c1", "c4"]
+    assert papers[0].title == "A title, with a comma" and papers[0].year == 2021
+    assert papers[0].authors == ("Ann Lee", "Bo Chen") and papers[0].keywords == ("retrieval", "ranking")
+    assert papers[0].rating_avg is None and papers[1].rating_avg == 7.5
+    assert papers[1].title == "A title that spans two lines"
+    assert warnings == [
+        f"{path}:3: 9 fields where the header has 8; skipped",
+        f"{path}:4: year '20x1' is not an integer; skipped",
+    ]
+
+
+def test_csv_without_text_columns_is_skipped(tmp_path):
+    path = tmp_path / "wrong.csv"
+    path.write_text("name,size\nx,1\n", encoding="utf-8")
+    papers, warnings = collect([path])
+    assert papers == [] and len(warnings) == 1 and "no 'title' or 'abstract' column" in warnings[0]
+
+
+# --- BibTeX ------------------------------------------------------------------------------------------------------
+
+BIB = r"""% A comment line before the entries.
+@string{acl = {Proceedings of ACL}}
+
+@inproceedings{muller2021bert,
+  title     = {A {BERT} Study of $k$-means},
+  author    = {M{\"u}ller, Hans and Smith, Jr, John and {Barnes and Noble} and others},
+  booktitle = acl,
+  year      = {2021},
+  doi       = {https://doi.org/10.18653/v1/XYZ},
+  keywords  = {retrieval, ranking},
+  abstract  = {We study \emph{things} \cite{other}. It is 95\% better.}
+}
+
+@article{noabstract2000,
+  title   = {A paper without an abstract},
+  journal = {Journal of Examples},
+  year    = 2000
+}
+
+@article{broken2001,
+  title    = {Unbalanced {brace,
+  abstract = {text}
+}
+
+@misc{plain2019,
+  title    = {Plain entry},
+  author   = {Jane Roe},
+  abstract = {An abstract.},
+  year     = {2019}
+}
+"""
+
+
+def test_bibtex_entries(tmp_path):
+    path = tmp_path / "refs.bib"
+    path.write_text(BIB, encoding="utf-8")
+    papers, warnings = collect([path])
+    assert [p.id for p in papers] == ["10.18653/v1/XYZ", "plain2019"]
+    first = papers[0]
+    assert first.title == "A BERT Study of k-means"
+    assert first.abstract == "We study things. It is 95% better."
+    assert first.authors == ("Hans Müller", "John Smith Jr", "Barnes and Noble")
+    assert first.venue == "Proceedings of ACL" and first.year == 2021
+    assert first.keywords == ("retrieval", "ranking") and first.url == "https://doi.org/10.18653/v1/XYZ"
+    assert papers[1].authors == ("Jane Roe",) and papers[1].venue == ""
+    assert warnings == [
+        f"{path}:14: entry 'noabstract2000': no abstract; skipped",
+        f"{path}:20: cannot parse BibTeX entry 'broken2001' (unbalanced braces); skipped",
+    ]
+
+
+# --- .tex papers and directories ---------------------------------------------------------------------------------
+
+
+@needs_shared
+def test_directory_mix_with_a_real_tex_paper(tmp_path):
+    root = tmp_path / "corpus"
+    (root / "acl").mkdir(parents=True)
+    shutil.copy(LATEX / "acl-org" / "acl_latex.tex", root / "acl" / "acl_latex.tex")
+    (root / "acl" / "part.tex").write_text("\\section{An input-ed part}\nNo documentclass here.\n", encoding="utf-8")
+    (root / "notes.txt").write_text("not a corpus file", encoding="utf-8")
+    (root / ".hidden").mkdir()
+    (root / ".hidden" / "skip.jsonl").write_text(json.dumps({"id": "hidden", "title": "T"}) + "\n", encoding="utf-8")
+    (root / "nested" / "deeper").mkdir(parents=True)
+    (root / "nested" / "deeper" / "rows.jsonl").write_text(
+        json.dumps({"id": "j1", "title": "JSON paper", "abstract": "A"}) + "\n", encoding="utf-8")
+    (root / "nested" / "table.csv").write_text("id,title,abstract\nc1,CSV paper,B\n", encoding="utf-8")
+    (root / "refs.bib").write_text(BIB, encoding="utf-8")
+    papers, warnings = collect([root])
+    ids = [p.id for p in papers]
+    # a folder's own files come before its subfolders
+    assert ids == ["10.18653/v1/XYZ", "plain2019", "acl/acl_latex.tex", "c1", "j1"]
+    acl = papers[2]
+    assert acl.title == "Instructions for *ACL Proceedings"
+    assert acl.abstract.startswith("This document is a supplement to the general instructions for *ACL authors.")
+    assert "LaTeX style files" in acl.abstract and "\\" not in acl.abstract and "\n" not in acl.abstract
+    assert len(warnings) == 2  # the two bad BibTeX entries; the .tex part and the .txt file are silent
+
+
+@needs_shared
+def test_shared_templates_as_a_corpus():
+    papers = load_papers([LATEX], warn=lambda message: None)
+    titles = {p.id: p.title for p in papers}
+    assert titles["ICLR/iclr2021_conference.tex"] == "Formatting Instructions for ICLR 2021 Conference Submissions"
+    assert titles["acl-org/acl_latex.tex"] == "Instructions for *ACL Proceedings"
+    assert all(p.abstract for p in papers)
+
+
+def test_tex_abstract_in_an_input_file_and_a_commented_title(tmp_path):
+    (tmp_path / "sections").mkdir()
+    (tmp_path / "sections" / "abstract.tex").write_text(
+        "\\begin{abstract}\nWe show that $x^2$ grows~fast \\cite{a}, see Table~\\ref{t}.\n\\end{abstract}\n",
+        encoding="utf-8")
+    main = tmp_path / "main.tex"
+    main.write_text(
+        "\\documentclass{article}\n% \\title{Commented out}\n"
+        "\\title[Short]{A \\emph{Real} Title\\thanks{Funded.} \\\\ on Two Lines}\n"
+        "\\begin{document}\\maketitle\n\\input{sections/abstract}\n\\end{document}\n",
+        encoding="utf-8")
+    papers, warnings = collect([main])
+    assert warnings == []
+    expected = Paper(id="main.tex", title="A Real Title on Two Lines", abstract="We show that x^2 grows fast, see Table.")
+    assert papers == [expected]
+
+
+def test_tex_without_title_or_abstract_is_warned(tmp_path):
+    path = tmp_path / "empty.tex"
+    path.write_text("\\documentclass{article}\n\\begin{document}Body only.\\end{document}\n", encoding="utf-8")
+    papers, warnings = collect([path])
+    assert papers == [] and warnings == [f"{path}:1: no \\title and no abstract environment; skipped"]
+
+
+# --- errors the user can cause -------------------------------------------------------------------------------------
+
+
+def test_missing_path_names_the_fix(tmp_path):
+    with pytest.raises(CorpusError, match=r"does not exist: check the spelling, or pass a \.jsonl"):
+        read_corpus([tmp_path / "nope.jsonl"])
+    with pytest.raises(CorpusError, match="does not exist"):
+        load_papers([tmp_path / "nope"])
+
+
+def test_unsupported_file_names_the_fix(tmp_path):
+    path = tmp_path / "papers.xlsx"
+    path.write_bytes(b"PK")
+    with pytest.raises(CorpusError, match=r"not a corpus file peerlint reads: pass a \.jsonl"):
+        load_papers([path])
+
+
+def test_empty_file_raises_with_a_helpful_message(tmp_path):
+    path = tmp_path / "empty.jsonl"
+    path.write_text("", encoding="utf-8")
+    warnings: list[str] = []
+    with pytest.raises(CorpusError, match="contains no usable papers") as raised:
+        load_papers([path], warn=warnings.append)
+    assert str(path) in str(raised.value) and "shipped proceedings" in str(raised.value)
+    assert warnings == [f"{path}: the file is empty"]
+
+
+def test_corpus_of_only_bad_rows_raises(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("id,title,abstract\n1,,\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match="contains no usable papers"):
+        load_papers([path], warn=lambda message: None)
+
+
+def test_duplicate_ids_keep_the_first(tmp_path):
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    one.write_text(json.dumps({"id": "same", "title": "First"}) + "\n", encoding="utf-8")
+    two.write_text(json.dumps({"id": "other", "title": "Other"}) + "\n"
+                   + json.dumps({"id": "same", "title": "Second"}) + "\n", encoding="utf-8")
+    warnings: list[str] = []
+    papers = load_papers([one, two, str(one)], warn=warnings.append)
+    assert [(p.id, p.title) for p in papers] == [("same", "First"), ("other", "Other")]
+    assert warnings == [f"{two}:2: duplicate id 'same' (first seen at {one}:1); kept the first"]
+
+
+# --- never crash ----------------------------------------------------------------------------------------------------
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
+_records = st.dictionaries(
+    st.sampled_from(["id", "title", "abstract", "venue", "year", "status", "authors", "keywords", "url",
+                     "rating_avg", "citations", "date", "references"]),
+    _values,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.one_of(_records.map(json.dumps), st.binary(max_size=40).map(lambda b: b"x" + b)),
+                      min_size=1, max_size=8))
+def test_any_jsonl_line_is_either_a_paper_or_a_warning(tmp_path, lines):
+    path = tmp_path / "fuzz.jsonl"
+    encoded = [line.encode("utf-8") if isinstance(line, str) else line for line in lines]
+    rows = b"\n".join(line.replace(b"\n", b" ").replace(b"\r", b" ") for line in encoded) + b"\n"
+    path.write_bytes(rows)
+    papers, warnings = collect([path])
+    row_warnings = [w for w in warnings if re.match(re.escape(str(path)) + r":\d+: (?!not valid UTF-8)", w)]
+    nonblank = sum(1 for line in rows.split(b"\n") if line.strip())
+    assert len(papers) + len(row_warnings) == nonblank
+    for paper in papers:
+        assert paper.title or paper.abstract
+        assert paper.title == " ".join(paper.title.split())
+        assert paper.year is None or isinstance(paper.year, int)
+
+
+# --- the example draft ------------------------------------------------------------------------------------------------
+
+
+def test_example_project_reads_as_one_paper():
+    papers, warnings = collect([EXAMPLES])
+    assert [p.id for p in papers] == ["draft.tex"]  # sections/appendix.tex is an \input-ed part
+    assert papers[0].title == "Nearest Neighbours as Reviewers: Retrieval-Augmented Scoring of Scientific Drafts"
+    assert papers[0].abstract.startswith("Authors revise a paper many times before submission")
+    assert warnings and all(w.endswith("no abstract; skipped") for w in warnings)  # refs.bib has no abstracts
+
+
+def test_example_draft_cites_omits_and_paraphrases_shipped_papers(shipped):
+    draft = (EXAMPLES / "draft.tex").read_text(encoding="utf-8")
+    cited = set(re.findall(r"\\cite[pt]?\{([^}]*)\}", draft))
+    entries = {e["ID"]: e for e in bibtexparser.loads((EXAMPLES / "refs.bib").read_text(encoding="utf-8")).entries}
+    assert {key for keys in cited for key in keys.split(",")} == set(entries)
+    assert 8 <= len(entries) <= 12
+    assert "\\input{sections/appendix}" in draft and any(ord(ch) > 0xFFFF for ch in draft)
+
+    def squash(title: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", title.lower())
+
+    corpus = {squash(p.title): p for p in shipped}
+    in_corpus = [e for e in entries.values() if squash(e["title"]) in corpus]
+    assert len(in_corpus) >= 6
+    for entry in in_corpus:
+        paper = corpus[squash(entry["title"])]
+        assert int(entry["year"]) == paper.year and entry["url"] == paper.url
+    omitted_and_paraphrased = [
+        "acl2021-2021.acl-long.473", "acl2021-2021.acl-long.166", "coling2020-2020.coling-main.555"]
+    by_id = {p.id: p for p in shipped}
+    cited_titles = {squash(e["title"]) for e in entries.values()}
+    for paper_id in omitted_and_paraphrased:
+        assert paper_id in draft  # named in a LaTeX comment
+        assert squash(by_id[paper_id].title) not in cited_titles
