@@ -78,19 +78,15 @@ def cite_edit(doc_uri: str, doc_version: int | None, doc_text: str, chunk_end: i
     return lsp.WorkspaceEdit(document_changes=changes), key
 
 
-def cite_actions(diagnostic: lsp.Diagnostic, chunk: Chunk | None, doc_version: int | None) -> list[lsp.CodeAction]:
-    """One *Cite this paper* action per uncited paper the diagnostic names; resolved by a command."""
-    data = diagnostic.data or {}
-    evidence = data.get("evidence") or {}
-    hits = evidence.get("uncited") or evidence.get("hits") or []
-    if str(diagnostic.code) not in CITE_CODES or chunk is None:
+def cite_targets(diagnostic: lsp.Diagnostic) -> list[dict]:
+    """The papers a diagnostic suggests citing, straight from its payload (never recomputed)."""
+    if str(diagnostic.code) not in CITE_CODES:
         return []
-    out = []
-    for hit in hits[:MAX_CITE_ACTIONS]:
-        out.append(lsp.CodeAction(
-            title=f"peerlint: cite \"{hit['title'][:70]}\" ({hit.get('venue') or ''} {hit.get('year') or ''})".replace(" )", ")"),
-            kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic],
-            command=lsp.Command(title="Cite this paper", command="peerlint.cite",
-                                arguments=[{"uri": chunk.uri, "line": chunk.range.start.line,
-                                            "character": chunk.range.start.character, "paper": hit}])))
-    return out
+    evidence = (diagnostic.data or {}).get("evidence") or {}
+    return (evidence.get("uncited") or evidence.get("hits") or [])[:MAX_CITE_ACTIONS]
+
+
+def cite_action(hit: dict, edit: lsp.WorkspaceEdit, diagnostic: lsp.Diagnostic) -> lsp.CodeAction:
+    where = " ".join(str(x) for x in (hit.get("venue"), hit.get("year")) if x)
+    return lsp.CodeAction(title=f'peerlint: cite "{hit["title"][:70]}"' + (f" ({where})" if where else ""),
+                          kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic], edit=edit)

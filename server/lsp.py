@@ -19,7 +19,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from .code_actions import cite_actions, cite_edit, disable_actions, paper_from_hit
+from .code_actions import cite_action, cite_edit, cite_targets, disable_actions, paper_from_hit
 from .diagnostics import hover_markdown, to_diagnostic
 from .service import ProjectState, Service, uri_to_path
 
@@ -147,6 +147,21 @@ class PeerlintServer(LanguageServer):
     def apply_settings(self, raw: Any) -> bool:
         return self.service.update_settings(raw, lambda m: self.warn_once(m, m))
 
+    def plan_cite(self, uri: str, line: int, character: int, hit: dict):
+        """The edit that cites `hit` at the end of the paragraph at (line, character), its key and .bib."""
+        chunk = self.service.chunk_at(uri, line, character)
+        state = self.service.project_of(uri)
+        if chunk is None or state is None:
+            return None
+        bib_path = next((p for p in state.bib_files if p.exists()), None) or (
+            state.bib_files[0] if state.bib_files else state.root.parent / "references.bib")
+        bib_text = self.buffer_text(bib_path.as_uri())
+        if bib_text is None and bib_path.exists():
+            bib_text = bib_path.read_text(encoding="utf-8", errors="replace")
+        edit, key = cite_edit(uri, self.version_of(uri), self.service.document_text(uri), chunk.offsets[-1],
+                              paper_from_hit(hit), bib_path, bib_text)
+        return edit, key, bib_path
+
     def reanalyse_open(self) -> None:
         for uri in list(self.workspace.text_documents):
             self.schedule(uri, 0)
@@ -226,46 +241,39 @@ def code_action(ls: PeerlintServer, params: lsp.CodeActionParams) -> list[lsp.Co
     for diag in params.context.diagnostics:
         if diag.source != "peerlint" or not diag.code:
             continue
-        chunk = ls.service.chunk_at(uri, diag.range.start.line, diag.range.start.character)
-        actions.extend(cite_actions(diag, chunk, version))
+        for hit in cite_targets(diag):
+            planned = ls.plan_cite(uri, diag.range.start.line, diag.range.start.character, hit)
+            if planned is not None:
+                actions.append(cite_action(hit, planned[0], diag))
         actions.extend(disable_actions(uri, version, diag))
     where = {"uri": uri, "line": params.range.start.line, "character": params.range.start.character}
     if ls.service.chunk_at(uri, where["line"], where["character"]) is not None:
         actions.append(lsp.CodeAction(title="peerlint: check novelty of this paragraph", kind=lsp.CodeActionKind.Source,
-                                      command=lsp.Command("Check novelty", "peerlint.checkNovelty", [where])))
+                                      command=lsp.Command(title="Check novelty", command="peerlint.checkNovelty", arguments=[where])))
         actions.append(lsp.CodeAction(title="peerlint: show related work", kind=lsp.CodeActionKind.Source,
-                                      command=lsp.Command("Show related work", "peerlint.relatedWork", [where])))
+                                      command=lsp.Command(title="Show related work", command="peerlint.relatedWork", arguments=[where])))
     return actions
 
 
-def _where(args: list) -> dict:
+def _where(args: tuple) -> dict:
     if not args or not isinstance(args[0], dict) or "uri" not in args[0]:
         raise ValueError("expected one argument {uri, line, character}")
     return args[0]
 
 
 @server.command("peerlint.cite")
-async def cmd_cite(ls: PeerlintServer, args: list) -> dict:
+async def cmd_cite(ls: PeerlintServer, *args) -> dict:
     where = _where(args)
-    paper = paper_from_hit(where["paper"])
-    uri = where["uri"]
-    chunk = ls.service.chunk_at(uri, int(where["line"]), int(where["character"]))
-    state = ls.service.project_of(uri)
-    if chunk is None or state is None:
+    planned = ls.plan_cite(where["uri"], int(where["line"]), int(where["character"]), where["paper"])
+    if planned is None:
         return {"applied": False, "reason": "the paragraph has changed; run the action again"}
-    bib_path = next((p for p in state.bib_files if p.exists()), None) or (
-        state.bib_files[0] if state.bib_files else state.root.parent / "references.bib")
-    bib_text = ls.buffer_text(bib_path.as_uri())
-    if bib_text is None and bib_path.exists():
-        bib_text = bib_path.read_text(encoding="utf-8", errors="replace")
-    edit, key = cite_edit(uri, ls.version_of(uri), ls.service.document_text(uri), chunk.offsets[-1], paper,
-                          bib_path, bib_text)
+    edit, key, bib_path = planned
     result = await ls.workspace_apply_edit_async(lsp.ApplyWorkspaceEditParams(edit=edit, label=f"Cite {key}"))
     return {"applied": bool(result and result.applied), "key": key, "bib": str(bib_path)}
 
 
 @server.command("peerlint.relatedWork")
-async def cmd_related(ls: PeerlintServer, args: list) -> list[dict]:
+async def cmd_related(ls: PeerlintServer, *args) -> list[dict]:
     where = _where(args)
     chunk = ls.service.chunk_at(where["uri"], int(where["line"]), int(where["character"]))
     if chunk is None:
@@ -276,7 +284,7 @@ async def cmd_related(ls: PeerlintServer, args: list) -> list[dict]:
 
 
 @server.command("peerlint.checkNovelty")
-async def cmd_novelty(ls: PeerlintServer, args: list) -> dict:
+async def cmd_novelty(ls: PeerlintServer, *args) -> dict:
     where = _where(args)
     token = str(uuid.uuid4())
     progress = await ls.begin_progress(token, "peerlint: checking novelty")
@@ -294,7 +302,7 @@ async def cmd_novelty(ls: PeerlintServer, args: list) -> dict:
 
 
 @server.command("peerlint.reindex")
-async def cmd_reindex(ls: PeerlintServer, args: list) -> dict:
+async def cmd_reindex(ls: PeerlintServer, *args) -> dict:
     token = str(uuid.uuid4())
     progress = await ls.begin_progress(token, "peerlint: rebuilding the index")
     loop = asyncio.get_running_loop()
@@ -309,7 +317,7 @@ async def cmd_reindex(ls: PeerlintServer, args: list) -> dict:
 
 
 @server.command("peerlint.status")
-def cmd_status(ls: PeerlintServer, args: list) -> dict:
+def cmd_status(ls: PeerlintServer, *args) -> dict:
     return ls.service.status()
 
 

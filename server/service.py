@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 from urllib.parse import unquote, urlparse
@@ -99,10 +99,11 @@ class Service:
             return self._llm
 
     def update_settings(self, raw, warn: Callable[[str], None]) -> bool:
-        """Apply editor settings; True when anything changed (then callers re-analyse)."""
+        """Apply editor settings; True when a change can alter findings (then callers re-analyse)."""
         new = self.settings.updated(raw, warn)
         if new == self.settings:
             return False
+        affects_findings = replace(new, debounce_ms=0, log_file="") != replace(self.settings, debounce_ms=0, log_file="")
         index_changed = new.index_path != self.settings.index_path
         llm_changed = (new.backend, new.model, new.ollama_host) != (self.settings.backend, self.settings.model, self.settings.ollama_host)
         self.settings = new
@@ -113,7 +114,7 @@ class Service:
             with self._lock:
                 self._llm = None
                 self.engine.llm = None
-        return True
+        return affects_findings
 
     # -- reading the project ---------------------------------------------------------------
     def _read(self, path: Path) -> str:

@@ -1,6 +1,6 @@
 """Fixtures shared by the whole suite: paths to real data and a small real index.
 
-The test index holds real shipped abstracts (COLING 2020, NAACL 2021, ICLR 2017 and the
+The test index holds real shipped abstracts (COLING 2020, NAACL 2021, ICLR 2017, ACL 2021 and the
 NeurIPS 2017 papers the example draft cites). It lives in the user cache so that repeated runs
 reuse its embedding cache: a rebuild then only re-packs vectors (seconds, not minutes).
 """
@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 LATEX = SHARED / "data" / "latex"
 EXAMPLES = REPO / "examples"
-TEST_VENUES = {("COLING", 2020), ("NAACL", 2021), ("ICLR", 2017)}
+TEST_VENUES = {("COLING", 2020), ("NAACL", 2021), ("ICLR", 2017), ("ACL", 2021)}
 EXTRA_TITLES = {"attention is all you need"}
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -32,7 +32,7 @@ def sample_papers():
 
 @pytest.fixture(scope="session")
 def index_path() -> Path:
-    """A real index of ~1,600 shipped abstracts, built (incrementally) once per session."""
+    """A real index of ~2,200 shipped abstracts, built (incrementally) once per session."""
     from peerlint.index.build import build_index
     from peerlint.index.embed import cache_root
 

@@ -1,0 +1,66 @@
+"""The `peerlint` command line as a user runs it: real subprocesses, real index, real draft."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+from conftest import EXAMPLES, REPO
+
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
+
+
+def peerlint(*args: str, cwd=REPO) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "peerlint", *args], capture_output=True, text=True, cwd=cwd,
+                          env=ENV, timeout=300)
+
+
+def test_check_prints_file_line_col_severity_code_message(index_path, tmp_path):
+    result = peerlint("check", "examples/draft.tex", "--index", str(index_path))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines, result.stderr
+    pattern = re.compile(r"^examples/draft\.tex:(\d+):(\d+): (error|warning|information|hint) ([a-z-]+): .+$")
+    for line in lines:
+        assert pattern.match(line), line
+    draft = (EXAMPLES / "draft.tex").read_text().splitlines()
+    close = [l for l in lines if " close-prior-work: " in l]
+    assert close and draft[int(close[0].split(":")[1]) - 1].startswith("Predicting the rating of a textual review")
+
+
+def test_check_json_matches_text_output(index_path):
+    text = peerlint("check", "examples/draft.tex", "--index", str(index_path)).stdout.strip().splitlines()
+    rows = json.loads(peerlint("check", "examples/draft.tex", "--index", str(index_path), "--json").stdout)
+    assert [f"{r['file']}:{r['line']}:{r['col']}: {r['severity']} {r['code']}: {r['message']}" for r in rows] == text
+
+
+def test_search_with_filters(index_path):
+    rows = json.loads(peerlint("search", "citation recommendation with attention", "-k", "5", "--venue", "coling",
+                               "--json", "--index", str(index_path)).stdout)
+    assert len(rows) == 5 and all(r["venue"] == "COLING" for r in rows)
+    assert rows == sorted(rows, key=lambda r: -r["similarity"])
+    older = json.loads(peerlint("search", "neural networks", "--before", "2018", "--json", "--index", str(index_path)).stdout)
+    assert older and all(r["year"] < 2018 for r in older)
+
+
+def test_user_errors_are_one_line_and_exit_2(tmp_path):
+    missing = peerlint("check", "no-such.tex", "--index", str(tmp_path / "idx"))
+    assert missing.returncode == 2 and missing.stderr.startswith("peerlint: error:") and "Traceback" not in missing.stderr
+    no_index = peerlint("search", "x", "--index", str(tmp_path / "idx"))
+    assert no_index.returncode == 2 and "peerlint index build" in no_index.stderr
+    bad_date = peerlint("check", "examples/draft.tex", "--index", str(tmp_path / "idx"))
+    assert bad_date.returncode == 2 and "Traceback" not in bad_date.stderr
+
+
+def test_doctor_reports_every_component(index_path):
+    result = peerlint("doctor", "--json", "--index", str(index_path))
+    report = json.loads(result.stdout)
+    names = {c["name"] for c in report["components"]}
+    assert {"torch", "sentence-transformers", "embedding model", "usearch", "llm: embedded", "llm: ollama", "index"} <= names
+    by = {c["name"]: c for c in report["components"]}
+    assert by["index"]["ok"] and by["llm: embedded"]["ok"]
+    assert not by["llm: ollama"]["ok"] and ("ollama serve" in by["llm: ollama"]["detail"] or "ollama pull" in by["llm: ollama"]["detail"])
+    assert report["backend"] == "embedded" and result.returncode == 0
