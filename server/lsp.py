@@ -39,6 +39,14 @@ class PeerlintServer(LanguageServer):
         self.generation: dict[str, int] = {}
         self.warned: set[str] = set()
 
+    def report_server_error(self, error: Exception, source) -> None:
+        """Malformed client messages go to the log, not a popup: the editor's bug is not the user's."""
+        log.error("protocol error (%s): %s", getattr(source, "__name__", source), error)
+        try:
+            self.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Error, message=f"peerlint: {error}"))
+        except Exception:
+            pass
+
     # -- helpers ----------------------------------------------------------------------------
     def buffer_text(self, uri: str) -> str | None:
         """The editor's unsaved text for `uri`, if the editor has it open."""

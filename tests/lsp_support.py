@@ -46,10 +46,12 @@ def make_client() -> LanguageClient:
     client = LanguageClient(converter_factory=default_converter)
     client.applied_edits = []
     client.diagnostic_versions = {}
+    client.published_versions = []  # (uri, version) of every publication, in order
 
     def publish(ls: LanguageClient, params: lsp.PublishDiagnosticsParams):
         ls.diagnostics[params.uri] = params.diagnostics
         ls.diagnostic_versions[params.uri] = params.version
+        ls.published_versions.append((params.uri, params.version))
 
     register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish})
 
