@@ -26,8 +26,8 @@ class Settings:
     ollama_host: str = ""  # empty: $OLLAMA_HOST or http://127.0.0.1:11434
     target_venue: str = ""  # empty: guessed from \documentclass / \usepackage
     analyzers: tuple[str, ...] = ("prior-work",)
-    close_prior_work_threshold: float = 0.80
-    related_work_min_similarity: float = 0.55
+    close_prior_work_threshold: float = 0.90  # calibrated: see README "Diagnostics"
+    related_work_min_similarity: float = 0.60
     related_work_k: int = 3
     hover_k: int = 5
     severity: dict[str, str] = field(default_factory=lambda: {
