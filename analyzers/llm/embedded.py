@@ -19,6 +19,7 @@ form disjoint events and "1" no longer steals the mass of "10".
 
 from __future__ import annotations
 
+import atexit
 import codecs
 import glob
 import importlib.util
@@ -270,6 +271,18 @@ CHATML = (
 
 _ENGINES: dict[tuple[str, int, int], Engine] = {}
 _ENGINES_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_engines() -> None:
+    """Free models before interpreter teardown; llama.cpp's own __del__ then finds its C library gone."""
+    with _ENGINES_LOCK:
+        for engine in _ENGINES.values():
+            try:
+                engine.llm.close()
+            except Exception:
+                pass
+        _ENGINES.clear()
 
 
 def get_engine(path: Path, n_ctx: int = 2048, n_threads: int | None = None) -> Engine:
