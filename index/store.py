@@ -105,12 +105,15 @@ class VectorIndex:
             self.vectors = np.load(self.build / "vectors.npy", mmap_mode="r")
         except Exception as exc:  # usearch raises RuntimeError/ValueError on damaged files
             raise IndexCorrupt(f"index vectors at {self.build} are damaged ({exc}): rebuild with `{build_command(self.root)}`") from exc
-        if self._hnsw is None or self._hnsw.ndim != self.manifest.dim or self.vectors.shape[1:] != (self.manifest.dim,):
+        if self._hnsw is None:  # usearch returns None when the file is missing
+            raise IndexCorrupt(f"index vectors at {self.build} are missing: rebuild with `{build_command(self.root)}`")
+        if self._hnsw.ndim != self.manifest.dim or self.vectors.shape[1:] != (self.manifest.dim,):
             raise IndexCorrupt(f"index at {self.build} has the wrong dimension: rebuild with `{build_command(self.root)}`")
         self._hnsw.expansion_search = HNSW["expansion_search"]
-        self._db = sqlite3.connect(f"file:{self.build / 'meta.sqlite'}?mode=ro", uri=True, check_same_thread=False)
-        self._db.row_factory = sqlite3.Row
         try:
+            # inside the try: a deleted meta.sqlite fails here ("unable to open database file")
+            self._db = sqlite3.connect(f"file:{self.build / 'meta.sqlite'}?mode=ro", uri=True, check_same_thread=False)
+            self._db.row_factory = sqlite3.Row
             rows = self._db.execute("SELECT idx, id, venue, year, date FROM papers ORDER BY idx").fetchall()
             chunk_rows = self._db.execute("SELECT paper_idx, start, end FROM chunks ORDER BY key").fetchall()
         except sqlite3.DatabaseError as exc:
