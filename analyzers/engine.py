@@ -19,11 +19,14 @@ from typing import Callable, Sequence
 
 from .bibliography import BibEntry, cited_index
 from .prior_work import PriorWorkAnalyzer
+from .quality import QualityAnalyzer
 from .types import AnalysisContext, Analyzer, Chunk, Judgment
+from .venue_style import VenueStyleAnalyzer
 
 log = logging.getLogger(__name__)
 
-ANALYZERS: dict[str, Callable[[], Analyzer]] = {"prior-work": PriorWorkAnalyzer}
+ANALYZERS: dict[str, Callable[[], Analyzer]] = {"prior-work": PriorWorkAnalyzer, "quality": QualityAnalyzer,
+                                                "venue-style": VenueStyleAnalyzer}
 
 
 @dataclass
@@ -112,21 +115,25 @@ class Engine:
                 out.append(self._instances[name])
         return out
 
-    def fingerprint(self, analyzer: Analyzer, bib: Sequence[BibEntry]) -> str:
+    def fingerprint(self, analyzer: Analyzer, bib: Sequence[BibEntry], settings=None) -> str:
         """What besides the chunk text changes an analyzer's answer: settings, bibliography, model."""
-        s = self.settings
+        s = settings or self.settings
         parts = [analyzer.name, repr((s.close_prior_work_threshold, s.related_work_min_similarity, s.related_work_k,
-                                      s.hover_k, sorted(s.severity.items()), s.target_venue, s.model, s.backend)),
+                                      s.hover_k, sorted(s.severity.items()), s.target_venue, s.model, s.backend,
+                                      s.drafts_scorer, s.weak_chunk_percentile, s.weak_chunk_drop,
+                                      s.off_venue_percentile, s.suggestion_tokens)),
                  repr(sorted((e.key, e.title) for e in bib))]
         return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=12).hexdigest()
 
     def run(self, chunks: Sequence[Chunk], tier: str = "fast", bib: Sequence[BibEntry] | None = None,
-            is_cancelled: Callable[[], bool] = lambda: False) -> RunReport:
+            is_cancelled: Callable[[], bool] = lambda: False, settings=None) -> RunReport:
+        """`settings` overrides the engine's for this run (the service fills in a guessed target venue)."""
         report = RunReport([])
-        ctx = AnalysisContext(chunks=chunks, retriever=self.retriever, llm=self.llm, settings=self.settings,
+        settings = settings or self.settings
+        ctx = AnalysisContext(chunks=chunks, retriever=self.retriever, llm=self.llm, settings=settings,
                               has_bibliography=bib is not None, bib_titles=cited_index(bib or ()))
         for analyzer in self.analyzers(tier):
-            fp = self.fingerprint(analyzer, bib or ())
+            fp = self.fingerprint(analyzer, bib or (), settings)
             todo: list[Chunk] = []
             for chunk in chunks:
                 cached = self.cache.get((analyzer.name, chunk.hash, fp))

@@ -91,6 +91,46 @@ def build_parser() -> argparse.ArgumentParser:
     blsp.add_argument("--pages", default="10,40", help="draft sizes in pages (default: 10,40)")
     blsp.add_argument("--typing-seconds", type=float, default=10.0)
     blsp.add_argument("--out", type=Path, default=Path("results"))
+    bsn = bsub.add_parser("schnovel", help="SchNovel: which of two papers of a field is more novel (Lin et al., 2024)",
+                          description="Sample SchNovel pairs from a corpus (--sample N --out F), or evaluate methods "
+                                      "on pairs (--pairs F --method M), both orders, with a table, JSON and a plot.")
+    bsn.add_argument("--corpus", nargs="+", type=Path, default=None, help="corpus files (default: the shipped proceedings)")
+    bsn.add_argument("--field", action="append", default=[], metavar="SPEC",
+                     help="a venue, or a group name=VENUE,VENUE (repeatable; default: every venue is a field)")
+    bsn.add_argument("--sample", type=int, metavar="N", help="sample N pairs spread evenly over (field, start year, gap)")
+    bsn.add_argument("--per-cell", type=int, metavar="n", help="sample n pairs per (field, start year, gap) instead")
+    bsn.add_argument("--start-years", metavar="YEARS", help="start years, e.g. 2010-2017 or 2013,2015 (default: all)")
+    bsn.add_argument("--gaps", metavar="GAPS", help="year gaps (default: 2-10)")
+    bsn.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
+    bsn.add_argument("--out", type=Path, help="where sampled pairs are written (JSONL)")
+    bsn.add_argument("--pairs", type=Path, help="pairs to evaluate: peerlint JSONL or the official SchNovel layout")
+    bsn.add_argument("--method", action="append", default=[], metavar="M",
+                     help="method(s), repeatable or comma-separated: date-knn, embedding-head, peerlint, zero-shot, "
+                          "two-shot, cot, self-reflection, self-consistency, llm-discussion, rag-novelty, or all")
+    bsn.add_argument("--backend", choices=("auto", "embedded", "ollama"), default="auto", help="LLM backend (default: auto)")
+    bsn.add_argument("--model", help="Ollama model name, or a .gguf file for the embedded backend")
+    bsn.add_argument("--host", help="Ollama host (default: $OLLAMA_HOST or localhost)")
+    bsn.add_argument("--limit", type=int, help="evaluate only the first N pairs")
+    bsn.add_argument("--llm-limit", action="append", default=[], metavar="[METHOD=]N",
+                     help="first N pairs for the LLM methods, or for one of them (repeatable; default: --limit)")
+    bsn.add_argument("--k", type=int, default=10, help="neighbours retrieved per paper (default: 10)")
+    bsn.add_argument("--index", type=Path, default=None,
+                     help="index of the corpus, built if missing (default: ~/.cache/peerlint/bench-index-<corpus hash>)")
+    bsn.add_argument("--train-pairs", type=int, default=4000, help="pairs sampled to train the learned methods")
+    bsn.add_argument("--split", choices=("field", "year"), default="field",
+                     help="what the learned methods never see: the evaluated pair's field (default) or its years")
+    bsn.add_argument("--results", type=Path, default=Path("results"), help="directory for the JSON and the plot")
+    bsn.add_argument("--plot", action=argparse.BooleanOptionalAction, default=True, help="write a PNG (default: yes)")
+    bdr = bsub.add_parser("drafts", help="Between the Drafts: quality and venue-style ratings (Chen et al., 2025)")
+    bdr.add_argument("--suite", choices=("consistency", "informal", "revisions", "venue", "acceptance", "latency", "all"),
+                     default="all", help="which measurement (default: all)")
+    bdr.add_argument("--corpus", nargs="+", type=Path, default=None, help="corpus files (default: the shipped proceedings)")
+    bdr.add_argument("--backend", choices=("auto", "embedded", "ollama"), default="auto", help="LLM backend (default: auto)")
+    bdr.add_argument("--model", help="Ollama model name, or a .gguf file for the embedded backend")
+    bdr.add_argument("--limit", type=int, help="items rated by the LLM per suite (per class / venue); default per suite")
+    bdr.add_argument("--index", type=Path, default=None,
+                     help="index of the corpus, built if missing (default: ~/.cache/peerlint/bench-index-<corpus hash>)")
+    bdr.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON results")
     return parser
 
 
@@ -237,8 +277,12 @@ def cmd_bench(args) -> int:
         from ..benchmarks.index_bench import run
     elif args.bench_command == "lsp":
         from ..benchmarks.lsp_bench import run
+    elif args.bench_command == "schnovel":
+        from ..benchmarks.schnovel import run
+    elif args.bench_command == "drafts":
+        from ..benchmarks.drafts import run
     else:
-        raise UserError("choose a benchmark: `peerlint bench index` or `peerlint bench lsp` (see --help)")
+        raise UserError("choose a benchmark: `peerlint bench index`, `lsp`, `schnovel` or `drafts` (see --help)")
     return run(args)
 
 

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 SEVERITIES = ("error", "warning", "information", "hint", "off")
 BACKENDS = ("auto", "embedded", "ollama")
+DRAFTS_SCORERS = ("auto", "llm", "embedding", "ensemble")
 CODES = ("close-prior-work", "missing-related-work", "weak-chunk", "off-venue-style", "novelty")
 ANALYZERS = ("prior-work", "quality", "venue-style", "novelty")
 
@@ -38,6 +39,11 @@ class Settings:
     latex_environments: dict[str, str] = field(default_factory=dict)
     max_tokens: int = 200
     log_file: str = ""
+    drafts_scorer: str = "auto"  # quality/venue-style: llm | embedding | ensemble; auto: what `bench drafts` chose
+    weak_chunk_percentile: float = 0.10  # weak-chunk: below this percentile of the venue's reference texts
+    weak_chunk_drop: float = 0.30  # ... or this share of the 1-10 scale below the draft's own median
+    off_venue_percentile: float = 0.10  # off-venue-style: below this percentile of the venue's own papers
+    suggestion_tokens: int = 80  # length limit of the LLM's one suggestion per flagged chunk
 
     def updated(self, raw: Any, warn: Callable[[str], None]) -> "Settings":
         """A copy with every valid key of `raw` applied; problems go to `warn`, old values stay."""
@@ -136,6 +142,7 @@ def _table(actions: tuple[str, ...]) -> Callable[[Any], dict[str, str]]:
 
 _VALIDATORS: dict[str, Callable[[Any], Any]] = {
     "backend": _choice(BACKENDS),
+    "drafts_scorer": _choice(DRAFTS_SCORERS),
     "analyzers": _analyzers,
     "severity": _severity,
     "latex_commands": _table(("ignore", "dummy", "default")),

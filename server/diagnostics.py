@@ -47,6 +47,7 @@ def hover_markdown(hits: list[dict], judgments: list[dict]) -> str:
         detail = (d.get("evidence") or {}).get("explanation")
         if detail:
             lines.append(f"> {detail}")
+        lines.extend(_rating_lines(d.get("evidence") or {}))
     if hits:
         if lines:
             lines.append("")
@@ -59,3 +60,15 @@ def hover_markdown(hits: list[dict], judgments: list[dict]) -> str:
             title = f"[{title}]({h['url']})" if h.get("url") else title
             lines.append(f"| {h['similarity']:.2f} | {h.get('venue') or ''} | {h.get('year') or ''} | {title} |")
     return "\n".join(lines)
+
+
+def _rating_lines(evidence: dict) -> list[str]:
+    """A quality/style rating's distribution over 1..10 and the reference passages it was compared with."""
+    lines = []
+    dist = evidence.get("distribution") or []
+    if dist:
+        lines.append("Rating distribution: " + " ".join(f"{i}:{p:.2f}" for i, p in enumerate(dist, 1) if p >= 0.01))
+    for i, ref in enumerate(evidence.get("references") or [], 1):
+        where = " ".join(str(x) for x in (ref.get("venue"), ref.get("year")) if x)
+        lines.append(f"Reference {i}: *{ref.get('title', '')}* ({where}, similarity {ref.get('similarity', 0):.2f})")
+    return lines

@@ -16,9 +16,11 @@ from urllib.parse import unquote, urlparse
 from ..analyzers.bibliography import BibEntry
 from ..analyzers.engine import Engine
 from ..analyzers.latex import LineIndex, find_root, parse_project
+from ..analyzers.novelty_check import NoveltyChecker
 from ..analyzers.project_check import parse_options, read_bibliography
 from ..analyzers.retrieval import HitView, Retriever
 from ..analyzers.types import Chunk, Judgment
+from ..analyzers.venue_guess import guess_venue
 from ..index.build import default_index_path
 from ..index.embed import cache_root
 from ..index.store import IndexError_, build_command, open_index
@@ -42,6 +44,7 @@ class ProjectState:
     bib_files: list[Path]
     judgments: dict[str, list[Judgment]] = field(default_factory=dict)  # uri -> fast + llm findings
     warnings: list[str] = field(default_factory=list)
+    venue_guess: str = ""  # from the root file's \documentclass / \usepackage (used when target_venue is unset)
 
 
 class Service:
@@ -55,6 +58,7 @@ class Service:
         self.llm_error: str | None = None
         self._retriever: Retriever | None = None
         self._llm = None
+        self._novelty: NoveltyChecker | None = None
         self._lock = threading.RLock()
         self.projects: dict[Path, ProjectState] = {}
         self.engine = Engine(self.settings, cache_path=self.cache_dir / "judgments.sqlite")
@@ -98,6 +102,14 @@ class Service:
                     self.llm_error = f"LLM backend unavailable ({exc}); the embedding checks keep working"
             return self._llm
 
+    def novelty_checker(self) -> NoveltyChecker:
+        """The calibrated novelty score over the open index (trained once per index build, then cached)."""
+        with self._lock:
+            retriever = self.retriever()
+            if self._novelty is None or self._novelty.retriever is not retriever:
+                self._novelty = NoveltyChecker(retriever, self.cache_dir)
+            return self._novelty
+
     def update_settings(self, raw, warn: Callable[[str], None]) -> bool:
         """Apply editor settings; True when a change can alter findings (then callers re-analyse)."""
         new = self.settings.updated(raw, warn)
@@ -129,7 +141,7 @@ class Service:
         project = parse_project(root, parse_options(self.settings, count), self._read)
         files = [p.as_uri() for p in project.files] or [uri]
         state = ProjectState(root, files, project.chunks, read_bibliography(project.bib_files), project.bib_files,
-                             warnings=list(project.warnings))
+                             warnings=list(project.warnings), venue_guess=guess_venue(self._read(root)))
         with self._lock:
             old = self.projects.get(root)
             if old is not None:
@@ -155,7 +167,8 @@ class Service:
             return state
         if tier == "llm":
             self.llm()
-        report = self.engine.run(state.chunks, tier, state.bib, is_cancelled)
+        settings = replace(self.settings, target_venue=self.settings.target_venue or state.venue_guess)
+        report = self.engine.run(state.chunks, tier, state.bib, is_cancelled, settings)
         state.warnings.extend(report.errors)
         by_uri = {u: [j for j in state.judgments.get(u, []) if self._tier_of(j.code) != tier] for u in state.files}
         for j in report.judgments:
@@ -224,7 +237,7 @@ class Service:
 
     # -- commands ---------------------------------------------------------------------------
     def check_novelty(self, uri: str, line: int, character: int) -> dict:
-        """Where the paragraph sits against its nearest prior work; published as a `novelty` diagnostic."""
+        """Calibrated novelty of the paragraph (or the abstract) with an LLM justification; a `novelty` diagnostic."""
         chunk = self.chunk_at(uri, line, character)
         if chunk is None:
             state = self.project_of(uri)
@@ -233,7 +246,8 @@ class Service:
             return {"ok": False, "reason": "put the cursor in a paragraph of prose (or give the draft an abstract)"}
         if self.retriever() is None:
             return {"ok": False, "reason": self.index_error}
-        judgment = novelty_judgment(chunk, self.nearest(chunk, 10), self.settings.severity_of("novelty"))
+        judgment = self.novelty_checker().check(chunk, self.llm(), self.settings.severity_of("novelty"),
+                                                self.settings.close_prior_work_threshold)
         state = self.project_of(chunk.uri)
         if state is not None:
             kept = [j for j in state.judgments.get(chunk.uri, []) if not (j.code == "novelty" and j.chunk.hash == chunk.hash)]
@@ -252,19 +266,3 @@ class Service:
         report = build_index(papers, self.index_path, sources=[str(s) for s in sources], show_progress=False)
         self.reload_index()
         return report.__dict__
-
-
-def novelty_judgment(chunk: Chunk, hits: list[HitView], severity: str) -> Judgment:
-    """Embedding-only novelty: distance to the nearest prior paper and the age of the neighbourhood."""
-    if not hits:
-        return Judgment(chunk, "novelty", "No indexed paper is close to this paragraph.", 1.0, severity, {"hits": []})
-    top = hits[0]
-    years = [h.year for h in hits if h.year]
-    mean_year = round(sum(years) / len(years), 1) if years else None
-    density = sum(h.similarity for h in hits) / len(hits)
-    score = round(1.0 - top.similarity, 3)
-    message = (f"Novelty {score:.2f} (1 - similarity to the nearest prior paper): closest is {top.label()} at "
-               f"{top.similarity:.2f}; the {len(hits)} nearest papers average similarity {density:.2f}"
-               + (f" and year {mean_year}." if mean_year else "."))
-    return Judgment(chunk, "novelty", message, score, severity,
-                    {"hits": [h.to_json() for h in hits], "mean_year": mean_year, "density": round(density, 4)})

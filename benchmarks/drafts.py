@@ -1,0 +1,164 @@
+"""`peerlint bench drafts`: Between the Drafts (Chen, Weber & Dietrich, 2025) on any corpus.
+
+Suites (`--suite`): consistency (Appendix C.1), informal (C.2, with Debian's fortune cookies in
+place of Amazon reviews), revisions (Section 4.1, on the arXivEdits revision pairs), venue
+(Section 4.2, every candidate venue as the reference database, plus a kNN-vote baseline) and
+acceptance (reviewer decisions and ratings where the corpus has them).  Each compares the paper's
+LLM rating with peerlint's embedding heads and their ensemble; LLM work is capped by `--limit`
+because a 135M model on two cores rates about one chunk every 5–12 s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..analyzers.drafts_heads import paper_matrix
+from ..analyzers.drafts_scoring import ChunkScore, DraftScorer
+from ..analyzers.retrieval import Retriever
+from ..analyzers.types import text_hash
+from ..index.papers import Paper
+from .results import print_table, write_result
+
+SUITES = ("consistency", "informal", "revisions", "venue", "acceptance", "latency")
+FORTUNES = Path("/usr/share/games/fortunes")
+FORTUNE_FILES = ("fortunes", "literature", "riddles")
+ARXIVEDITS = Path(__file__).resolve().parents[2] / "shared" / "data" / "arxivedits"
+
+
+def log(message: str) -> None:
+    print(f"bench drafts: {message}", file=sys.stderr, flush=True)
+
+
+class BenchError(RuntimeError):
+    """A missing dataset or tool; the message says how to get it."""
+
+
+@dataclass
+class Bench:
+    """What every suite shares: the corpus, its index, the LLM scorer and cached embeddings."""
+
+    args: object
+    papers: list[Paper]
+    index: object
+    sources: list[str]
+    _llm: object = None
+    _scorer: DraftScorer | None = None
+    llm_calls: int = 0
+    llm_seconds: float = 0.0
+    _paper_vectors: np.ndarray | None = None
+    by_id: dict[str, Paper] = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.retriever = Retriever(self.index)
+        self.by_id = {p.id: p for p in self.papers}
+
+    # -- services ---------------------------------------------------------------------------
+    def llm(self, cache: bool = True):
+        from ..analyzers.llm.select import make_llm
+
+        if not cache:
+            return make_llm(self.args.backend, self.args.model, cache=False)
+        if self._llm is None:
+            self._llm = make_llm(self.args.backend, self.args.model)
+        return self._llm
+
+    def scorer(self) -> DraftScorer:
+        if self._scorer is None:
+            self._scorer = DraftScorer(self.llm(), self.retriever)
+        return self._scorer
+
+    def rate(self, text: str, aspect: str = "quality", scorer: DraftScorer | None = None, **kw) -> ChunkScore:
+        """One LLM rating, timed and counted."""
+        start = time.perf_counter()
+        result = (scorer or self.scorer()).score(text, aspect, **kw)
+        self.llm_seconds += time.perf_counter() - start
+        self.llm_calls += 1
+        return result
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self.retriever.vectors(list(texts), [text_hash(t) for t in texts]), dtype=np.float64)
+
+    def paper_vectors(self) -> np.ndarray:
+        """One vector per indexed paper (mean of its chunks), rows in index order."""
+        if self._paper_vectors is None:
+            self._paper_vectors = paper_matrix(self.index).astype(np.float64)
+        return self._paper_vectors
+
+    def vector_of(self, papers: Sequence[Paper]) -> np.ndarray:
+        rows = [self.index.id_to_idx.get(p.id) for p in papers]
+        if all(r is not None for r in rows):
+            return self.paper_vectors()[rows]
+        return self.embed([p.text for p in papers])
+
+    def first_chunk(self, text: str) -> str:
+        """The first 200-token chunk (Appendix B.5 segmentation); the LLM suites rate only this one."""
+        spans = self.index.embedder.split(text, 200)
+        return text[spans[0].start:spans[0].end] if spans else text
+
+    def model_name(self) -> str:
+        llm = self._llm
+        return f"{getattr(llm, 'name', '?')}:{getattr(llm, 'model', '?')}" if llm is not None else "-"
+
+    # -- output -----------------------------------------------------------------------------
+    def report(self, suite: str, dataset: dict, tables: list[tuple[str, list[str], list[list]]], payload: dict) -> Path:
+        for title, headers, rows in tables:
+            print_table(rows, headers, title=title)
+        record = {"suite": suite, "dataset": dataset, "corpus": self.sources, "index": str(self.index.root),
+                  "llm": self.model_name(), "llm_calls": self.llm_calls, "llm_seconds": round(self.llm_seconds, 1),
+                  "limit": self.args.limit, **payload}
+        path = write_result(self.args.out, f"drafts-{suite}", record)
+        print(f"wrote {path}", flush=True)
+        return path
+
+
+def stable_split(key: str, test_share: float = 0.5) -> bool:
+    """True for the held-out side: a hash of the text, so every run and machine splits alike."""
+    return int(hashlib.blake2b(key.encode(), digest_size=4).hexdigest(), 16) / 2**32 < test_share
+
+
+def load_fortunes() -> tuple[list[str], str]:
+    """Informal English from Debian's fortunes-min package, and a line naming that source."""
+    files = [FORTUNES / f for f in FORTUNE_FILES if (FORTUNES / f).is_file()]
+    if not files:
+        raise BenchError(f"no fortune files under {FORTUNES}: install them with "
+                         "`apt-get update && apt-get install fortunes-min`")
+    texts = []
+    for f in files:
+        for entry in f.read_text(encoding="utf-8", errors="replace").split("\n%\n"):
+            entry = " ".join(entry.replace("%", " ").split())
+            if entry:
+                texts.append(entry)
+    return texts, (f"Debian package fortunes-min (fortune-mod): {', '.join(str(f) for f in files)}; "
+                   f"{len(texts)} fortune cookies (quips, literature quotes, riddles)")
+
+
+def run(args) -> int:
+    from ..index.ingest import default_corpus_path, load_papers
+    from .schnovel import ensure_index
+
+    sources = [Path(p) for p in (args.corpus or [default_corpus_path()])]
+    papers = load_papers(sources, warn=lambda m: None)
+    if not papers:
+        raise BenchError(f"no papers in {', '.join(map(str, sources))}")
+    index = ensure_index(papers, sources, args.index)
+    bench = Bench(args, papers, index, [str(s) for s in sources])
+    from . import drafts_suites
+
+    suites = SUITES if args.suite == "all" else (args.suite,)
+    for suite in suites:
+        start = time.perf_counter()
+        log(f"suite {suite} (limit {args.limit})")
+        try:
+            getattr(drafts_suites, suite)(bench)
+        except BenchError as exc:
+            print(f"peerlint: error: {exc}", file=sys.stderr)
+            return 2
+        log(f"suite {suite} took {time.perf_counter() - start:.0f} s")
+    return 0

@@ -1,0 +1,198 @@
+"""SchNovel: the pair sampler and reader, the methods, the statistics, the CLI, and the editor's check."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, REPO, sample_papers
+from llm_fixtures import needs_model
+from peerlint.analyzers.llm.base import ChoiceScores, GenerateParams, normalise_logprobs
+from peerlint.analyzers.novelty_llm import Shown, ask, parse_verdict
+from peerlint.benchmarks.schnovel_pairs import Field, Pair, parse_fields, read_pairs, sample_pairs, write_pairs
+from peerlint.benchmarks.schnovel_report import mcnemar_exact, summarise
+from peerlint.index.papers import Paper
+
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
+TEST_FIELD = [Field("all", ("ICLR", "ACL", "NAACL", "COLING", "NeurIPS"))]  # the test index: 2017 vs 2020/21
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[Paper]:
+    from peerlint.index.ingest import default_corpus_path, load_papers
+
+    return load_papers([default_corpus_path()], warn=lambda m: None)
+
+
+# -- sampler ---------------------------------------------------------------------------------------
+
+def test_sampler_follows_algorithm_1(corpus):
+    by_id = {p.id: p for p in corpus}
+    pairs = sample_pairs(corpus, total=600, seed=3)
+    assert len(pairs) == 600
+    for pair in pairs:
+        newer, older = by_id[pair.newer], by_id[pair.older]
+        assert 2 <= pair.gap <= 10 and newer.year - older.year == pair.gap and pair.start_year == newer.year
+        assert newer.venue == older.venue == pair.field and newer.abstract and older.abstract
+    assert len(set(pairs)) == len(pairs)
+    assert {p.field for p in pairs} >= {"NeurIPS", "ICML", "CVPR", "AISTATS", "COLT", "ICLR"}
+    assert sample_pairs(corpus, total=600, seed=3) == pairs  # seeded
+    assert sample_pairs(corpus, total=600, seed=4) != pairs
+    # n per (field, start year, gap), restricted start years and gaps, venue groups
+    cells = Counter((p.field, p.start_year, p.gap) for p in sample_pairs(
+        corpus, per_cell=2, start_years=[2016, 2017], gaps=[2, 4], fields=parse_fields(["ml=NeurIPS,ICML", "CVPR"])))
+    assert set(cells.values()) == {2} and {c[1] for c in cells} == {2016, 2017} and {c[2] for c in cells} == {2, 4}
+    assert {c[0] for c in cells} == {"ml", "CVPR"} and ("ml", 2017, 4) in cells
+
+
+def test_bad_pairs_are_reported_and_skipped(tmp_path):
+    papers = {p.id: p for p in [
+        Paper("a17", "A", "Deep nets.", "NeurIPS", 2017), Paper("b12", "B", "Kernels.", "NeurIPS", 2012),
+        Paper("c12", "C", "Vision.", "CVPR", 2012), Paper("d17", "D", "More nets.", "NeurIPS", 2017),
+        Paper("e12", "E", "  ", "NeurIPS", 2012)]}
+    lines = [Pair("NeurIPS", 2017, 5, "a17", "b12").to_json(),  # good
+             Pair("NeurIPS", 2017, 5, "a17", "zzz").to_json(),  # unknown id
+             Pair("NeurIPS", 2017, 5, "a17", "c12").to_json(),  # different fields
+             Pair("NeurIPS", 2017, 0, "a17", "d17").to_json(),  # equal years
+             Pair("NeurIPS", 2017, 5, "a17", "e12").to_json(),  # empty abstract
+             Pair("NeurIPS", 2012, 5, "b12", "a17").to_json(),  # label says newer, years say older
+             {"f": "NeurIPS", "g": 5, "s": 2017, "x": "d17", "y": "b12", "label": "d17"}]  # the paper's flat layout
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\nnot json\n")
+    got = read_pairs(path, papers)
+    assert [(p.newer, p.older) for p in got.pairs] == [("a17", "b12"), ("d17", "b12")]
+    assert got.skipped == Counter({"unknown id": 1, "different fields": 1, "equal years": 1, "empty abstract": 1,
+                                   "newer paper is older": 1, "malformed line": 1})
+    # the official release: papers inline, nested by year and gap
+    nested = {"data": {"2019": {"2": [{"paper1": {"title": "New", "abstract": "Transformers.", "unix_timestamp": 1.56e9},
+                                       "paper2": {"title": "Old", "abstract": "Perceptrons.", "unix_timestamp": 1.49e9}},
+                                      {"paper1": {"title": "Broken"}}]}}}
+    (tmp_path / "cs.json").write_text(json.dumps(nested))
+    official = read_pairs(tmp_path / "cs.json", {})
+    assert official.layout == "schnovel-nested" and len(official.pairs) == 1
+    assert official.papers[official.pairs[0].newer].title == "New" and official.pairs[0].field == "cs"
+    assert official.skipped["malformed line"] == 1
+    out = tmp_path / "round.jsonl"
+    write_pairs(got.pairs, out)
+    assert read_pairs(out, papers).pairs == got.pairs
+
+
+# -- statistics and parsing ----------------------------------------------------------------------
+
+def test_mcnemar_exact_matches_the_binomial():
+    assert mcnemar_exact(0, 0) == 1.0
+    assert mcnemar_exact(10, 0) == pytest.approx(2 / 1024)
+    assert mcnemar_exact(3, 1) == pytest.approx(0.625)
+    assert mcnemar_exact(12, 2) == pytest.approx(2 * 106 / 2**14)
+    assert mcnemar_exact(2, 12) == mcnemar_exact(12, 2) and mcnemar_exact(5, 5) == 1.0
+
+
+def test_answer_parsing_strict_fallback_and_garbage():
+    assert parse_verdict("...so. The more novel and impactful paper is Paper Y.") .choice == 1
+    assert parse_verdict("The more novel and impactful paper is [Paper X]").how == "strict"
+    loose = parse_verdict("Overall, Paper 2 is more novel than the other.")
+    assert (loose.choice, loose.how) == (1, "fallback")
+    scores = parse_verdict("Paper X: score 4/10 (old idea). Paper Y: score 8/10 (new).")
+    assert (scores.choice, scores.how) == (1, "fallback")
+    assert parse_verdict("\u00e9\u00e9 lorem ipsum 42 {[}").how == "none"
+    assert parse_verdict("").choice is None
+
+
+class GarbageLLM:
+    """Answers nothing usable: text without a verdict, uniform choice scores."""
+
+    name, model = "fake", "garbage"
+
+    def generate(self, prompt: str, params: GenerateParams = GenerateParams()) -> str:
+        return "Lorem ipsum dolor sit amet, 3.14 <|im_end|> ###"
+
+    def score(self, prompt, choices, system=None) -> ChoiceScores:
+        return normalise_logprobs(choices, [0.0] * len(choices))
+
+
+def test_garbage_llm_answers_are_counted_unparsed_not_guessed():
+    a, b = Shown("New", "Transformers for everything.", 2016.5, 0.6), Shown("Old", "A perceptron.", 1990.2, 0.4)
+    for method in ("cot", "self-consistency", "llm-discussion"):
+        verdict = ask(method, GarbageLLM(), a, b)
+        assert verdict.choice is None and verdict.how == "none"
+    pairs = [Pair("f", 2017, 5, "a", "b")]
+    from peerlint.benchmarks.schnovel_report import MethodResult, Outcome
+
+    res = MethodResult("cot", [Outcome(0, True, False, "none"), Outcome(0, False, False, "none")], 1.0)
+    [record] = summarise([res], pairs)
+    assert record["unparsed"] == 2 and record["mean"] == 0.0 and record["answers"] == {"none": 2}
+
+
+# -- methods on real papers ------------------------------------------------------------------------
+
+def test_date_knn_beats_chance_on_real_pairs(vector_index, tmp_path):
+    from peerlint.benchmarks.schnovel import Bench
+
+    papers = sample_papers()
+    path = tmp_path / "pairs.jsonl"
+    write_pairs(sample_pairs(papers, total=60, fields=TEST_FIELD, seed=1), path)
+    pairs = read_pairs(path, {p.id: p for p in papers}, TEST_FIELD)
+    assert len(pairs.pairs) == 60 and not pairs.skipped
+    bench = Bench(pairs, papers, vector_index, TEST_FIELD)
+    result = bench.run_pointwise("date-knn", None)
+    [record] = summarise([result], pairs.pairs)
+    assert record["mean"] > 0.5 and record["pairs"] == 60 and record["questions"] == 120
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "peerlint", "bench", "schnovel", *args], capture_output=True,
+                          text=True, cwd=REPO, env=ENV, timeout=300)
+
+
+@needs_model
+def test_cli_samples_then_evaluates_with_json_and_plot(index_path, tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in asdict(p).items()}) + "\n"
+                              for p in sample_papers()))
+    pairs = tmp_path / "pairs.jsonl"
+    field = ["--field", "all=ICLR,ACL,NAACL,COLING,NeurIPS"]
+    sampled = cli("--corpus", str(corpus), *field, "--sample", "3", "--out", str(pairs))
+    assert sampled.returncode == 0, sampled.stderr
+    assert len(pairs.read_text().splitlines()) == 3 and "wrote 3 pairs" in sampled.stdout
+    run = cli("--corpus", str(corpus), *field, "--pairs", str(pairs), "--method", "date-knn,zero-shot",
+              "--limit", "6", "--backend", "embedded", "--index", str(index_path), "--results", str(tmp_path / "res"))
+    assert run.returncode == 0, run.stderr
+    assert "SchNovel accuracy (both orders)" in run.stdout and "on or before the newer paper's year" in run.stdout
+    [result] = (tmp_path / "res").glob("bench-schnovel-*.json")
+    assert result.with_suffix(".png").stat().st_size > 1000
+    data = json.loads(result.read_text())
+    assert {m["method"] for m in data["methods"]} == {"date-knn", "zero-shot"}
+    assert all(m["pairs"] == 3 and m["questions"] == 6 for m in data["methods"])
+    assert data["methods"][0]["mcnemar_vs_next"]["p"] <= 1.0 and data["commit"]
+    bad = cli("--pairs", str(pairs), "--method", "nonsense", "--corpus", str(corpus))
+    assert bad.returncode == 2 and "unknown method" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# -- the editor's check ----------------------------------------------------------------------------
+
+@needs_model
+def test_check_novelty_gives_score_neighbours_and_justification(index_path, tmp_path):
+    from peerlint.server.config import Settings
+    from peerlint.server.service import Service
+
+    service = Service(Settings(index_path=str(index_path), backend="embedded"), cache_dir=tmp_path / "cache")
+    draft = (EXAMPLES / "draft.tex").as_uri()
+    service.analyze(draft)
+    lines = (EXAMPLES / "draft.tex").read_text().splitlines()
+    line = next(i for i, l in enumerate(lines) if l.startswith("Predicting the rating of a textual review"))
+    result = service.check_novelty(draft, line, 3)
+    assert result["ok"] is True and 0.0 <= result["score"] <= 1.0
+    hits = result["evidence"]["hits"]
+    assert hits[0]["title"].startswith("Hierarchical Bi-Directional Self-Attention") and {"venue", "year", "similarity"} <= set(hits[0])
+    assert len(result["evidence"]["justification"].split()) >= 5 and result["message"].startswith("Novelty ")
+    again = service.check_novelty(draft, line, 3)  # cached per chunk text
+    assert again == result
+    state = service.project_of(draft)
+    assert [j.code for j in state.judgments[draft] if j.code == "novelty"] == ["novelty"]
