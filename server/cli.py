@@ -177,8 +177,15 @@ def cmd_index_build(args) -> int:
     root = _index_path(args.index)
     if not args.quiet and not args.json:
         print(f"indexing {len(papers)} papers into {root}", file=sys.stderr)
-    report = build_index(papers, root, Embedder(route=args.route), [str(s) for s in sources],
-                         max_tokens=args.max_tokens, show_progress=not args.quiet)
+    from ..index.embed import EmbeddingError
+
+    try:
+        report = build_index(papers, root, Embedder(route=args.route), [str(s) for s in sources],
+                             max_tokens=args.max_tokens, show_progress=not args.quiet)
+    except EmbeddingError as exc:
+        raise UserError(str(exc)) from None
+    except OSError as exc:
+        raise UserError(f"cannot write the index at {root} ({exc.strerror or exc}): choose another --index") from None
     if args.json:
         print(json.dumps(report.__dict__))
     else:

@@ -64,3 +64,10 @@ def test_doctor_reports_every_component(index_path):
     assert by["index"]["ok"] and by["llm: embedded"]["ok"]
     assert not by["llm: ollama"]["ok"] and ("ollama serve" in by["llm: ollama"]["detail"] or "ollama pull" in by["llm: ollama"]["detail"])
     assert report["backend"] == "embedded" and result.returncode == 0
+
+
+def test_unwritable_index_is_a_user_error(tmp_path):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"id": "a", "title": "T", "abstract": "Some abstract text about things."}\n')
+    result = peerlint("index", "build", "--corpus", str(corpus), "--index", "/proc/peerlint-nope", "--quiet")
+    assert result.returncode == 2 and "choose another --index" in result.stderr and "Traceback" not in result.stderr
