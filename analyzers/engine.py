@@ -121,7 +121,7 @@ class Engine:
         parts = [analyzer.name, repr((s.close_prior_work_threshold, s.related_work_min_similarity, s.related_work_k,
                                       s.hover_k, sorted(s.severity.items()), s.target_venue, s.model, s.backend,
                                       s.drafts_scorer, s.weak_chunk_percentile, s.weak_chunk_drop,
-                                      s.off_venue_percentile, s.suggestion_tokens)),
+                                      s.off_venue_percentile, s.suggestion_tokens, s.max_suggestions)),
                  repr(sorted((e.key, e.title) for e in bib))]
         return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=12).hexdigest()
 
@@ -147,8 +147,12 @@ class Engine:
             report.analyzed[analyzer.name] += len(todo)
             self.calls[analyzer.name] += len(todo)
             by_hash: dict[str, list[dict]] = {c.hash: [] for c in todo if c.hash not in report.failed_hashes}
+            first = {}  # chunks with the same text share one cache entry: store one chunk's findings, not all
+            for c in todo:
+                first.setdefault(c.hash, c)
             for j in fresh:
-                by_hash.setdefault(j.chunk.hash, []).append(_strip(j))
+                if first.get(j.chunk.hash, j.chunk) is j.chunk:
+                    by_hash.setdefault(j.chunk.hash, []).append(_strip(j))
             self.cache.put_many({(analyzer.name, h, fp): v for h, v in by_hash.items()})
             report.judgments.extend(fresh)
         report.judgments = [j for j in report.judgments if self._shown(j)]
