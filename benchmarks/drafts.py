@@ -49,6 +49,7 @@ class Bench:
     index: object
     sources: list[str]
     _llm: object = None
+    _cached: bool | None = None
     _scorer: DraftScorer | None = None
     llm_calls: int = 0
     llm_seconds: float = 0.0
@@ -61,17 +62,17 @@ class Bench:
 
     # -- services ---------------------------------------------------------------------------
     def llm(self, cache: bool = True):
+        """The backend, behind the persistent answer cache unless `cache=False` (consistency, latency)."""
         from ..analyzers.llm.select import make_llm
 
-        if not cache:
-            return make_llm(self.args.backend, self.args.model, cache=False)
-        if self._llm is None:
-            self._llm = make_llm(self.args.backend, self.args.model)
+        if self._llm is None or self._cached != cache:
+            self._llm, self._cached = make_llm(self.args.backend, self.args.model, cache=cache), cache
         return self._llm
 
-    def scorer(self) -> DraftScorer:
-        if self._scorer is None:
-            self._scorer = DraftScorer(self.llm(), self.retriever)
+    def scorer(self, cache: bool = True) -> DraftScorer:
+        llm = self.llm(cache)
+        if self._scorer is None or self._scorer.llm is not llm:
+            self._scorer = DraftScorer(llm, self.retriever)
         return self._scorer
 
     def rate(self, text: str, aspect: str = "quality", scorer: DraftScorer | None = None, **kw) -> ChunkScore:

@@ -16,7 +16,6 @@ from statistics import mean
 import numpy as np
 
 from ..analyzers.drafts_heads import LinearHead, VenueHead, load_register_head, save_register_head
-from ..analyzers.drafts_scoring import DraftScorer
 from ..analyzers.drafts_text import prepare
 from ..analyzers.novelty import fit_pairwise_logistic
 from ..index.papers import Paper
@@ -48,9 +47,7 @@ def consistency(bench: Bench) -> None:
     rng = random.Random(0)
     pool = [p for p in bench.papers if p.venue == "NeurIPS"] or bench.papers
     texts = [bench.first_chunk(p.text) for p in rng.sample(pool, min(n, len(pool)))]
-    llm = bench.llm(cache=False)  # every run must reach the model: the answer cache would make this trivial
-    scorer = DraftScorer(llm, bench.retriever)
-    bench._llm = llm
+    scorer = bench.scorer(cache=False)  # every run must reach the model: the answer cache would make this trivial
     runs = [[bench.rate(t, scorer=scorer).score for _ in range(5)] for t in texts]
     identical = [len(set(r)) == 1 for r in runs]
     spread = [max(r) - min(r) for r in runs if None not in r]
@@ -321,7 +318,7 @@ def latency(bench: Bench) -> None:
     chunks = parse_document(make_draft(pages), "file:///draft.tex")
     venue = "NeurIPS" if "neurips" in set(bench.index.venues) else str(bench.index.venues[0])
     settings = Settings(analyzers=("quality", "venue-style"), target_venue=venue)
-    llm = bench.llm()
+    llm = bench.llm(cache=False)  # cold means cold: no answer cached by an earlier run
     timed = {"generate_s": 0.0, "suggestions": 0}
     generate = llm.generate
 

@@ -41,9 +41,10 @@ class Settings:
     log_file: str = ""
     drafts_scorer: str = "auto"  # quality/venue-style: llm | embedding | ensemble; auto: what `bench drafts` chose
     weak_chunk_percentile: float = 0.10  # weak-chunk: below this percentile of the venue's reference texts
-    weak_chunk_drop: float = 0.30  # ... or this share of the 1-10 scale below the draft's own median
+    weak_chunk_drop: float = 0.50  # ... or this share of the 1-10 scale below the draft's own median
     off_venue_percentile: float = 0.10  # off-venue-style: below this percentile of the venue's own papers
     suggestion_tokens: int = 80  # length limit of the LLM's one suggestion per flagged chunk
+    max_suggestions: int = 2  # flagged chunks per analysis run that get an LLM suggestion (lowest rated first)
 
     def updated(self, raw: Any, warn: Callable[[str], None]) -> "Settings":
         """A copy with every valid key of `raw` applied; problems go to `warn`, old values stay."""

@@ -244,7 +244,9 @@ def test_analyzers_flag_off_venue_chunks_with_evidence(index_path, tmp_path, mon
     style = [j for j in report.judgments if j.code == "off-venue-style"]
     assert style and all(j.evidence["venue"] == "ICLR" and j.evidence["scorer"] == "embedding" for j in style)
     assert any("multilingual" in j.chunk.text for j in style)
-    j = style[0]
+    explained = [j for j in style if j.evidence.get("explanation")]
+    assert 1 <= len(explained) <= settings.max_suggestions  # the lowest rated get the LLM's suggestion
+    j = explained[0]
     assert j.evidence["explanation"] == "Shorten the first sentence." and len(j.evidence["references"]) == 2
     assert {r["venue"] for r in j.evidence["references"]} == {"ICLR"}
     md = hover_markdown([], [{"code": j.code, "score": j.score, "message": j.message, "evidence": j.evidence}])
@@ -274,3 +276,42 @@ def test_bench_drafts_consistency_cli_writes_json(tmp_path, monkeypatch):
     record = json.loads(path.read_text())
     assert record["identical_pct"] == 100.0 and len(record["runs"]) == 3 and record["commit"]
     assert record["command"] and record["dataset"]
+
+
+def test_repeated_paragraphs_keep_one_finding_each_when_cached():
+    """Chunks with the same text share a cache entry; a warm run must not multiply their findings."""
+    from peerlint.analyzers.engine import Engine
+    from peerlint.analyzers.latex import parse_document
+    from peerlint.analyzers.types import Judgment
+    from peerlint.server.config import Settings
+
+    class FlagAll:
+        name, tier, codes = "quality", "llm", ("weak-chunk",)
+
+        def analyze(self, chunks, ctx):
+            return [Judgment(c, "weak-chunk", "weak") for c in chunks]
+
+    para = "We write the same sentence again and again in this draft."
+    chunks = parse_document("\\begin{document}\n" + "\n\n".join([para] * 3) + "\n\\end{document}\n", "file:///d.tex")
+    engine = Engine(Settings(analyzers=("quality",)), analyzers={"quality": FlagAll})
+    cold, warm = engine.run(chunks, "llm"), engine.run(chunks, "llm")
+    assert len(cold.judgments) == len(warm.judgments) == 3
+
+
+def test_service_guesses_the_target_venue_from_the_preamble(index_path, tmp_path, monkeypatch):
+    import shutil
+
+    from peerlint.server.config import Settings
+    from peerlint.server.service import Service
+
+    monkeypatch.setenv("PEERLINT_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "paper"
+    shutil.copytree(LATEX / "ICLR" / "iclr2024", root)
+    service = Service(Settings(index_path=str(index_path), analyzers=("venue-style",), off_venue_percentile=1.0,
+                               drafts_scorer="embedding"), cache_dir=tmp_path / "cache")
+    service._llm, service.engine.llm = FakeLLM(), FakeLLM()  # no model load: suggestions come from the fake
+    uri = (root / "iclr2024_conference.tex").as_uri()
+    service.analyze(uri, "fast")
+    state = service.analyze(uri, "llm")
+    found = [j for js in state.judgments.values() for j in js if j.code == "off-venue-style"]
+    assert state.venue_guess == "ICLR" and found and {j.evidence["venue"] for j in found} == {"ICLR"}
