@@ -5,8 +5,8 @@ RAG-Novelty feeds an LLM the mean date and mean similarity of each paper's retri
 Here those signals become features of a single text (`novelty_features.FEATURES`), and a pairwise
 logistic model without intercept, fitted on sampled pairs in both orders (so it cannot prefer a
 position), weighs them.  `NoveltyModel.score` is the pointwise score s with
-P(a judged more novel than b) = sigmoid(s_a - s_b); the editor shows its percentile against
-random indexed papers.  This module also holds the retrieval the SchNovel baselines share
+P(a judged more novel than b) = sigmoid(s_a - s_b); the editor shows how often a text would be
+judged more novel than the newest indexed papers.  This module also holds the retrieval the SchNovel baselines share
 (`Neighbours`: top-k at a cutoff, both papers excluded) and the embedding-head baseline.
 """
 
@@ -89,7 +89,6 @@ class Neighbours:
         return self._around[key].without(partner or "", self.k)
 
 
-
 def fit_pairwise_logistic(diffs: np.ndarray, l2: float = 1.0, iters: int = 30) -> np.ndarray:
     """w minimising the logistic loss of P(first newer) = sigmoid(w·d) over d and -d (both orders).
 
@@ -99,14 +98,13 @@ def fit_pairwise_logistic(diffs: np.ndarray, l2: float = 1.0, iters: int = 30) -
     y = np.concatenate([np.ones(len(diffs)), np.zeros(len(diffs))])
     w = np.zeros(X.shape[1])
     eye = np.eye(X.shape[1]) * l2
-    for _ in range(iters):
-        p = 1.0 / (1.0 + np.exp(-np.clip(X @ w, -30, 30)))
-        grad = X.T @ (p - y) + l2 * w
-        hess = (X.T * (p * (1 - p))) @ X + eye
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if np.abs(step).max() < 1e-7:
-            break
+    with one_blas_thread():
+        for _ in range(iters):
+            p = sigmoid(X @ w)
+            step = np.linalg.solve((X.T * (p * (1 - p))) @ X + eye, X.T @ (p - y) + l2 * w)
+            w -= step
+            if np.abs(step).max() < 1e-7:
+                break
     return w
 
 

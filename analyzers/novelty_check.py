@@ -22,7 +22,7 @@ from .novelty_features import Timeline
 from .retrieval import HitView
 from .types import Chunk, Judgment
 
-JUSTIFICATION_TOKENS = 120
+JUSTIFICATION_TOKENS = 100
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,6 @@ FEATURES = ("knn_year", "wknn_year", "profile_year", "field_profile_year", "cont
 WINDOW = 10  # SchNovel's largest gap
 TOP_PER_YEAR = 5
 RIDGE = {"is_latest": 10.0, "year": 1.0}
-RIDGE_DIMS = 128  # principal components the ridge models see (0.766 vs 0.770 with all 384 on 1,000 pairs, 4x faster)
 
 
 def one_blas_thread():
@@ -64,8 +63,6 @@ class Timeline:
         self._by_year = {int(y): np.nonzero(self.years == y)[0] for y in np.unique(self.years) if y >= 0}
         self._venue_mask: dict[tuple[str, ...], np.ndarray] = {}
         self._ridges: dict[tuple, _Ridge | None] = {}
-        with one_blas_thread():
-            self.Q = _principal_components(self.P, RIDGE_DIMS)
 
     @classmethod
     def of(cls, index, matrix: np.ndarray) -> "Timeline":
@@ -152,10 +149,7 @@ class Timeline:
         if fit is None:
             return 0.0
         w = self._weights(fit, exclude)
-        return float((np.append(self._project(v), 1.0) @ w) / fit.scale)
-
-    def _project(self, v: np.ndarray) -> np.ndarray:
-        return (v - self.Q.mean) @ self.Q.basis
+        return float((np.append(v, 1.0) @ w) / fit.scale)
 
     def _ridge(self, kind: str, field: tuple[str, ...], cutoff: int) -> _Ridge | None:
         key = (kind, field, cutoff)
@@ -170,7 +164,7 @@ class Timeline:
             if len(idx) < 20 or target[idx].std() == 0:
                 self._ridges[key] = None
                 return None
-            X = np.hstack([self.Q.rows[idx].astype(np.float64), np.ones((len(idx), 1))])
+            X = np.hstack([self.P[idx].astype(np.float64), np.ones((len(idx), 1))])
             penalty = np.full(X.shape[1], RIDGE[kind])
             penalty[-1] = 1e-6  # the intercept is not shrunk
             G = np.linalg.inv(X.T @ X + np.diag(penalty))
@@ -184,29 +178,10 @@ class Timeline:
         drop = [int(i) for i in leave_out if 0 <= int(i) < len(fit.rows) and fit.rows[int(i)]]
         if not drop:
             return fit.G @ fit.b
-        R = np.hstack([self.Q.rows[drop].astype(np.float64), np.ones((len(drop), 1))])
+        R = np.hstack([self.P[drop].astype(np.float64), np.ones((len(drop), 1))])
         b = fit.b - R.T @ fit.target[drop]
         Gb, GR = fit.G @ b, fit.G @ R.T
         return Gb + GR @ np.linalg.solve(np.eye(len(drop)) - R @ GR, R @ Gb)
-
-
-@dataclass
-class _Projection:
-    mean: np.ndarray
-    basis: np.ndarray  # dim x k
-    rows: np.ndarray  # every paper, projected
-
-
-def _principal_components(P: np.ndarray, k: int, sample: int = 8000, seed: int = 0) -> _Projection:
-    """A k-dimensional PCA of the paper vectors: the ridge fits then cost (k+1)^3, not 385^3."""
-    if k <= 0 or k >= P.shape[1] or len(P) <= k:
-        return _Projection(np.zeros(P.shape[1], np.float32), np.eye(P.shape[1], dtype=np.float32), P)
-    rows = np.random.default_rng(seed).choice(len(P), size=min(sample, len(P)), replace=False)
-    mean = P[rows].mean(axis=0)
-    centred = (P[rows] - mean).astype(np.float64)
-    _, vecs = np.linalg.eigh(centred.T @ centred)  # ascending eigenvalues
-    basis = vecs[:, ::-1][:, :k].astype(np.float32)
-    return _Projection(mean, basis, (P - mean) @ basis)
 
 
 def _top_mean(values: np.ndarray, k: int) -> float:

@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..analyzers.novelty import Neighbours, fit_head, fit_model, pair_features
-from ..analyzers.novelty_features import Timeline
+from ..analyzers.novelty_features import FEATURES, Timeline
 from ..analyzers.novelty_llm import LLM_METHODS, AskContext, Shown, ask
 from ..index.papers import Paper
 from .results import write_result
@@ -117,7 +117,7 @@ class Bench:
                 outcomes.append(Outcome(i, newer_first, correct, "tie" if first == second else "pointwise"))
         notes = {"date-knn": "mean year of the k nearest papers decides",
                  "embedding-head": "pairwise logistic regression on embedding differences",
-                 "peerlint": "calibrated pointwise score: embedding head + neighbourhood time position and density"}[name]
+                 "peerlint": "calibrated pointwise score over " + ", ".join(FEATURES)}[name]
         extra = {"training": self._training_report(name)} if name != "date-knn" else {}
         return MethodResult(name, outcomes, time.perf_counter() - t0, setup, notes, extra)
 

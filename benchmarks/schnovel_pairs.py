@@ -222,9 +222,17 @@ def _inline_paper(record: Mapping, fallback_field: str) -> Paper:
     return Paper(pid, title, abstract, venue=venue, year=int(year) if year is not None else None)
 
 
+def _title_key(title: str) -> str:
+    return " ".join("".join(c for c in title.lower() if c.isalnum() or c.isspace()).split())
+
+
 def _nested_records(doc: dict, default_field: str, result: PairSet) -> Iterable[dict]:
-    """The official release: papers inline; paper1 is x (the label) unless the dates say otherwise."""
+    """The official release: papers inline; paper1 is x (the label) unless the dates say otherwise.
+
+    An inline paper whose title is a corpus paper's becomes that paper, so retrieval can leave it
+    out (an unnoticed copy in the corpus would hand its own date to the neighbours)."""
     category = str(doc.get("category") or doc.get("field") or default_field)
+    by_title = {_title_key(p.title): p for p in result.papers.values() if p.title}
     for year, by_gap in doc["data"].items():
         for gap, items in (by_gap or {}).items():
             for item in items or []:
@@ -233,6 +241,7 @@ def _nested_records(doc: dict, default_field: str, result: PairSet) -> Iterable[
                 except (KeyError, TypeError, ValueError):
                     result.skipped["malformed line"] += 1
                     continue
+                x, y = (by_title.get(_title_key(p.title), p) for p in (x, y))
                 result.papers.setdefault(x.id, x)
                 result.papers.setdefault(y.id, y)
                 if x.year is not None and y.year is not None and y.year > x.year:

@@ -8,7 +8,6 @@ import subprocess
 import sys
 from collections import Counter
 from dataclasses import asdict
-from pathlib import Path
 
 import pytest
 
@@ -128,6 +127,29 @@ def test_garbage_llm_answers_are_counted_unparsed_not_guessed():
     res = MethodResult("cot", [Outcome(0, True, False, "none"), Outcome(0, False, False, "none")], 1.0)
     [record] = summarise([res], pairs)
     assert record["unparsed"] == 2 and record["mean"] == 0.0 and record["answers"] == {"none": 2}
+
+
+def test_leaving_papers_out_of_the_field_models_is_exact():
+    """The in-field ridge models drop a pair's own papers by a rank-2 downdate: same as refitting."""
+    import numpy as np
+
+    from peerlint.analyzers.novelty_features import Timeline
+
+    rng = np.random.default_rng(0)
+    P = rng.normal(size=(400, 12)).astype(np.float32)
+    P /= np.linalg.norm(P, axis=1, keepdims=True)
+    years = rng.integers(2005, 2016, size=400)
+    timeline = Timeline(P, years, ["NeurIPS"] * 400)
+    fit = timeline._ridge("year", ("neurips",), 2015)
+    drop = [int(i) for i in np.nonzero(fit.rows)[0][:2]]
+    rows = np.nonzero(fit.rows)[0]
+    keep = np.array([i for i in rows if i not in drop])
+    X = np.hstack([P[keep].astype(np.float64), np.ones((len(keep), 1))])
+    penalty = np.diag(np.r_[np.full(12, 1.0), 1e-6])
+    refit = np.linalg.solve(X.T @ X + penalty, X.T @ (years[keep] - 2015.0))
+    assert np.allclose(timeline._weights(fit, drop), refit, atol=1e-8)
+    features = timeline.features(P[drop[0]], 2015, ("NeurIPS",), drop)
+    assert features.shape == (8,) and np.isfinite(features).all()
 
 
 # -- methods on real papers ------------------------------------------------------------------------
