@@ -131,6 +131,17 @@ def build_parser() -> argparse.ArgumentParser:
     bdr.add_argument("--index", type=Path, default=None,
                      help="index of the corpus, built if missing (default: ~/.cache/peerlint/bench-index-<corpus hash>)")
     bdr.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON results")
+    from ..benchmarks import related_bench, rinobench, tournament_bench
+
+    related_bench.add_arguments(bsub.add_parser(
+        "related", help="SciPIP related-work retrieval: citation Recall@10..50 per retrieval stage"))
+    tournament_bench.add_arguments(bsub.add_parser(
+        "tournament", help="NOVA Swiss tournament on ICLR abstracts: accepted vs rejected (NOVA, Hu et al.)"))
+    rinobench.add_arguments(bsub.add_parser(
+        "rinobench", help="RINoBench: 1-5 novelty judgments of research ideas, nine metrics (Schopf & Färber, 2025)"))
+    from . import ideas_cmd
+
+    ideas_cmd.add_arguments(sub.add_parser("ideas", help="rank candidate ideas (Swiss tournament) or check their novelty (NOVA)"))
     return parser
 
 
@@ -288,12 +299,25 @@ def cmd_bench(args) -> int:
         from ..benchmarks.schnovel import run
     elif args.bench_command == "drafts":
         from ..benchmarks.drafts import run
+    elif args.bench_command == "related":
+        from ..benchmarks.related_bench import run
+    elif args.bench_command == "tournament":
+        from ..benchmarks.tournament_bench import run
+    elif args.bench_command == "rinobench":
+        from ..benchmarks.rinobench import run
     else:
-        raise UserError("choose a benchmark: `peerlint bench index`, `lsp`, `schnovel` or `drafts` (see --help)")
+        raise UserError("choose a benchmark: `peerlint bench index`, `lsp`, `schnovel`, `drafts`, `related`, "
+                        "`tournament` or `rinobench` (see --help)")
     return run(args)
 
 
-COMMANDS = {"serve": cmd_serve, "search": cmd_search, "check": cmd_check, "doctor": cmd_doctor, "bench": cmd_bench}
+def cmd_ideas(args) -> int:
+    from .ideas_cmd import run
+
+    return run(args)
+
+
+COMMANDS = {"ideas": cmd_ideas, "serve": cmd_serve, "search": cmd_search, "check": cmd_check, "doctor": cmd_doctor, "bench": cmd_bench}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
