@@ -142,13 +142,13 @@ def load_fortunes() -> tuple[list[str], str]:
 
 def run(args) -> int:
     from ..index.ingest import default_corpus_path, load_papers
-    from .schnovel import ensure_index
+    from .corpus_index import ensure_index
 
     sources = [Path(p) for p in (args.corpus or [default_corpus_path()])]
     papers = load_papers(sources, warn=lambda m: None)
     if not papers:
         raise BenchError(f"no papers in {', '.join(map(str, sources))}")
-    index = ensure_index(papers, sources, args.index)
+    index = ensure_index(papers, sources, args.index, "bench drafts")
     bench = Bench(args, papers, index, [str(s) for s in sources])
     from . import drafts_suites
 

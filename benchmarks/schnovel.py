@@ -13,7 +13,6 @@ the corpus's *other* fields (`--split field`), or, with `--split year`, on pairs
 
 from __future__ import annotations
 
-import hashlib
 import random
 import sys
 import time
@@ -27,6 +26,7 @@ from ..analyzers.novelty import Neighbours, fit_head, fit_model, pair_features
 from ..analyzers.novelty_features import FEATURES, Timeline
 from ..analyzers.novelty_llm import LLM_METHODS, AskContext, Shown, ask
 from ..index.papers import Paper
+from .corpus_index import ensure_index
 from .results import write_result
 from .schnovel_pairs import (GAPS, FieldMap, Pair, PairsError, PairSet, parse_fields, read_pairs, sample_pairs,
                              write_pairs)
@@ -40,37 +40,6 @@ RETRIEVAL = ("papers published on or before the newer paper's year (year-granula
 
 def _log(message: str) -> None:
     print(f"bench schnovel: {message}", file=sys.stderr, flush=True)
-
-
-# -- corpus and index --------------------------------------------------------------------------
-
-def corpus_key(sources: Sequence[Path]) -> str:
-    """A short content hash of the corpus files (directories: every file under them)."""
-    digest = hashlib.blake2b(digest_size=5)
-    for source in sources:
-        files = sorted(p for p in Path(source).rglob("*") if p.is_file()) if Path(source).is_dir() else [Path(source)]
-        for f in files:
-            digest.update(hashlib.blake2b(f.read_bytes(), digest_size=16).digest())
-    return digest.hexdigest()
-
-
-def ensure_index(papers: Sequence[Paper], sources: Sequence[Path], root: Path | None):
-    """Reuse the index at `root` when it holds exactly these papers; else build it (incrementally)."""
-    from ..index.build import build_index
-    from ..index.embed import cache_root
-    from ..index.store import IndexError_, open_index
-
-    root = root or cache_root() / f"bench-index-{corpus_key(sources)}"
-    wanted = {p.id for p in papers}
-    try:
-        index = open_index(root)
-        if set(index.ids) == wanted:
-            return index
-        _log(f"index at {root} holds other papers: rebuilding it")
-    except IndexError_:
-        _log(f"building an index of {len(papers)} papers at {root} (once per corpus)")
-    build_index(papers, root, sources=[str(s) for s in sources], show_progress=sys.stderr.isatty())
-    return open_index(root)
 
 
 # -- the bench ---------------------------------------------------------------------------------
@@ -329,7 +298,7 @@ def _run(args, default_corpus_path, load_papers) -> int:
             _log("pairs sampled with --field groups must be read with the same --field options")
     if not pairset.pairs:
         raise PairsError(f"no usable pairs in {args.pairs}")
-    index = ensure_index(corpus, sources, args.index)
+    index = ensure_index(corpus, sources, args.index, "bench schnovel")
     bench = Bench(pairset, corpus, index, fields, k=args.k, seed=args.seed, train_pairs=args.train_pairs,
                   split=args.split)
     llm = None
