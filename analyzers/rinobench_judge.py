@@ -263,8 +263,11 @@ def _generate(llm: LLM, prompt: str, schema: dict[str, Any], max_tokens: int, sy
     return llm.generate(prompt, GenerateParams(system=system, json_schema=schema, max_tokens=max_tokens))
 
 
-class Predictor:
-    """Asks one LLM for RINoBench judgments; `unavailable` is set once the backend is known to be down."""
+class RinoLLM:
+    """One LLM asked for RINoBench predictions and, as the judge, for justification checks.
+
+    `unavailable` is set once the backend is known to be down; later calls are not made.
+    """
 
     def __init__(self, llm: LLM, budget: Budget, give_up_after: int = 3):
         self.llm, self.budget, self.give_up_after = llm, budget, give_up_after

@@ -18,7 +18,12 @@ import sys
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:  # the CLI imports this module to build its parser: keep imports light
+    from ..analyzers.rinobench_data import RinoItem
+    from ..analyzers.rinobench_judge import Justification, Prediction, RinoLLM, TokenScore
+    from .rinobench_metrics import JustificationMetrics, ScoreMetrics
 
 SAMPLE = Path(__file__).with_name("data") / "rinobench_sample.json"
 PAPER_REFERENCE = {  # the official test set (277 items), Table 3 and eval JSONs of the official repository
@@ -56,15 +61,15 @@ class ItemOutcome:
 
     id: str
     gold: int
-    prediction: Any  # rinobench_judge.Prediction
-    token: Any  # rinobench_judge.TokenScore
-    justification: Any = None  # rinobench_judge.Justification, when judged
+    prediction: Prediction
+    token: TokenScore
+    justification: Justification | None = None  # when judged
     seconds: float = 0.0
 
 
-def evaluate(items: Sequence, predictor, judge=None, token_scores: bool = True,
+def evaluate(items: Sequence[RinoItem], predictor: RinoLLM, judge: RinoLLM | None = None, token_scores: bool = True,
              progress: Callable[[str], None] = lambda m: None) -> list[ItemOutcome]:
-    """Predict every item; judge each parsed justification with `judge` (a Predictor, or None)."""
+    """Predict every item; judge each parsed justification with `judge` (None: no judging)."""
     from ..analyzers.rinobench_judge import TokenScore
 
     outcomes = []
@@ -83,14 +88,14 @@ def evaluate(items: Sequence, predictor, judge=None, token_scores: bool = True,
 @dataclass(frozen=True)
 class Row:
     name: str
-    scores: Any  # rinobench_metrics.ScoreMetrics
+    scores: ScoreMetrics
     unparsed: int = 0
     errors: int = 0
-    justification: Any = None  # rinobench_metrics.JustificationMetrics
+    justification: JustificationMetrics | None = None
     note: str = ""
 
 
-def rows_for(items: Sequence, outcomes: Sequence[ItemOutcome] | None, model: str = "model") -> list[Row]:
+def rows_for(items: Sequence[RinoItem], outcomes: Sequence[ItemOutcome] | None, model: str = "model") -> list[Row]:
     """The table: constant 3, majority class of these items, then the model's two readings."""
     from .rinobench_metrics import item_justification, justification_metrics, majority_class, score_metrics
 
@@ -171,7 +176,7 @@ def _outcome_json(o: ItemOutcome) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from ..analyzers.rinobench_data import RinoDataError, read_rinobench
-    from ..analyzers.rinobench_judge import Predictor, budget_for
+    from ..analyzers.rinobench_judge import RinoLLM, budget_for
     from ..server.cli import UserError
     from .results import print_table, write_result
 
@@ -193,10 +198,10 @@ def run(args: argparse.Namespace) -> int:
     budget = budget_for(llm.name)
     if args.works_chars:
         budget = replace(budget, works_chars=args.works_chars)
-    predictor = Predictor(llm, budget)
+    predictor = RinoLLM(llm, budget)
     judge = None
     if not args.no_judge:
-        judge = Predictor(_llm(args.backend, args.judge_model, args.host), budget) if args.judge_model else predictor
+        judge = RinoLLM(_llm(args.backend, args.judge_model, args.host), budget) if args.judge_model else predictor
     _log(f"predictor {llm.name}:{llm.model}; judge "
          f"{'off (--no-judge)' if judge is None else f'{judge.llm.name}:{judge.llm.model}'}; "
          f"related work per prompt: {budget.works_chars} characters, abstracts cut to {budget.abstract_chars}")
@@ -222,7 +227,8 @@ def run(args: argparse.Namespace) -> int:
         failures = [f for o in outcomes if o.justification is not None for f in o.justification.failures]
         notes.append(f"judge {judge.llm.name}:{judge.llm.model}: {len(failures)} failed judge steps "
                      f"({sum(f.kind == 'unparsed' for f in failures)} unparsed) over "
-                     f"{sum(o.justification is not None for o in outcomes)} judged items")
+                     f"{sum(o.justification is not None for o in outcomes)} judged items; the justification "
+                     "metrics are only as good as this judge (the paper's is GPT-4.1)")
     if predictor.unavailable:
         notes.append(f"the backend became unavailable; later items were not asked: {predictor.unavailable}")
     for note in notes:

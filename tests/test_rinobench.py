@@ -14,7 +14,7 @@ from llm_fixtures import needs_model
 from peerlint.analyzers.llm.base import GenerateParams, LLMBadOutput, LLMUnavailable, normalise_logprobs
 from peerlint.analyzers.rinobench_data import RinoDataError, collect, read_rinobench
 from peerlint.analyzers.rinobench_judge import (AspectCheck, AspectComparison, Budget, JudgedAspect, Justification,
-                                                Predictor, Unparsed, parse_comparison, parse_fact_check,
+                                                RinoLLM, Unparsed, parse_comparison, parse_fact_check,
                                                 parse_prediction, predict_prompt, rubric_lines, token_score)
 from peerlint.benchmarks import rinobench
 from peerlint.benchmarks.rinobench_metrics import (additional_ratio, aspect_recall, hallucination_rate,
@@ -311,7 +311,7 @@ def sample_items(scores=(3, 4, 2)):
 
 def test_scripted_llm_gives_exact_metrics_for_every_row():
     llm = ScriptedLLM(lambda n: '{"novelty_reasoning": "Y exists, so X is incremental.", "novelty_score": 4}')
-    p = Predictor(llm, BUDGET)
+    p = RinoLLM(llm, BUDGET)
     items = sample_items()
     outcomes = rinobench.evaluate(items, p, p)
     rows = rinobench.rows_for(items, outcomes, "scripted")
@@ -339,7 +339,7 @@ def test_garbage_timeouts_and_a_dead_backend_are_counted_never_guessed():
         return '{"novelty_reasoning": "fine", "novelty_score": 9}'
 
     llm = ScriptedLLM(answers, score_probs=(0, 0, 0, 0, 0), down_from=4)
-    p = Predictor(llm, BUDGET)
+    p = RinoLLM(llm, BUDGET)
     items = sample_items((3, 4, 2, 5, 1, 2, 3, 3))
     outcomes = rinobench.evaluate(items, p, p)
     kinds = [o.prediction.failure.kind for o in outcomes]
@@ -359,7 +359,7 @@ def test_judge_garbage_is_counted_per_step():
     llm = ScriptedLLM(lambda n: '{"novelty_reasoning": "r", "novelty_score": 3}', known="not json at all",
                       fact='{"checked_claims": []}',
                       novelty='{"predicted_aspects": [{"aspect": "new", "supported_in_gold": false}], "gold_aspects": []}')
-    p = Predictor(llm, BUDGET)
+    p = RinoLLM(llm, BUDGET)
     j = p.judge(sample_items((3,))[0], "r")
     assert j.known.comparison is None and j.known.failure.kind == "unparsed"
     assert j.novelty.comparison is not None and j.novelty.grounded is None and j.novelty.failure.kind == "unparsed"
@@ -404,7 +404,7 @@ def test_embedded_model_gives_a_defined_answer_on_a_sample_item():
     llm = make_llm("embedded", cache=False)
     item = read_rinobench(SAMPLE).items[0]
     small = Budget(works_chars=1200, abstract_chars=500, predict_tokens=160)  # two works: a shorter, cheaper prompt
-    outcome = rinobench.evaluate([item], Predictor(llm, small), None)[0]
+    outcome = rinobench.evaluate([item], RinoLLM(llm, small), None)[0]
     assert (outcome.prediction.score in (1, 2, 3, 4, 5)) != (outcome.prediction.failure is not None)
     assert (outcome.prediction.works_shown, outcome.prediction.works_total) == (2, 4)
     assert sum(outcome.token.probs) == pytest.approx(1.0) and outcome.token.score in (1, 2, 3, 4, 5)
