@@ -68,7 +68,7 @@ from .latex_blocks import split_blocks
 from .latex_positions import LineIndex, line_index, offset_to_position, position_to_offset, span_range
 from .latex_text import BibResource, Event, Include, Para, crude_block
 from .latex_walker import walk_block
-from .types import Chunk
+from .types import Chunk, Position
 
 log = logging.getLogger(__name__)
 
@@ -449,11 +449,45 @@ def parse_document(text: str, uri: str, options: ParseOptions | None = None,
         return []
 
 
+def selection_chunk(chunks: list[Chunk], source: str, uri: str, start: Position, end: Position) -> Chunk | None:
+    """The prose of a selection as one chunk: the selected characters of every chunk it touches.
+
+    Markup inside the selection is left out exactly as the parser left it out; the offsets map
+    back to the source, so a diagnostic on the result lands on the selection.  None when the
+    selection holds no words.
+    """
+    index = line_index(source)
+    a, b = index.offset(start), index.offset(end)
+    if b <= a:
+        return None
+    text: list[str] = []
+    offsets: list[int] = []
+    last_end = a
+    for chunk in sorted((c for c in chunks if c.uri == uri), key=lambda c: c.offsets[0]):
+        keep = [i for i in range(len(chunk.text)) if a <= chunk.offsets[i] < b]
+        if not keep:
+            continue
+        if text:
+            text.append(" ")
+            offsets.append(chunk.offsets[keep[0]])
+        text.extend(chunk.text[i] for i in keep)
+        offsets.extend(chunk.offsets[i] for i in keep)
+        last_end = chunk.offsets[keep[-1] + 1]
+    joined = "".join(text)
+    lead = len(joined) - len(joined.lstrip())
+    body = joined.strip()
+    if not body or not _has_words(body):
+        return None
+    offsets = offsets[lead:lead + len(body)] + [last_end if lead + len(body) == len(joined) else offsets[lead + len(body)]]
+    return Chunk(text=body, uri=uri, section="", offsets=tuple(offsets), range=index.range(offsets[0], offsets[-1]),
+                 kind="selection")
+
+
 from .latex_project import ProjectParse, find_root, parse_project  # noqa: E402  (re-exported)
 
 __all__ = [
     "BibResource", "Chunk", "ChunkMaker", "ChunkState", "Include", "LineIndex", "MagicComments",
-    "ParseOptions", "ProjectParse", "estimate_tokens", "file_events", "find_root", "line_index",
+    "ParseOptions", "ProjectParse", "estimate_tokens", "selection_chunk", "file_events", "find_root", "line_index",
     "offset_to_position", "parse_document", "parse_project", "position_to_offset", "span_range",
     "split_paragraph",
 ]

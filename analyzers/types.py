@@ -35,7 +35,7 @@ class Chunk:
     section: str
     offsets: tuple[int, ...]
     range: Range
-    kind: str = "paragraph"  # paragraph | abstract | title | section-title
+    kind: str = "paragraph"  # paragraph | abstract | title | section-title | selection
     index: int = 0
     cites: tuple[str, ...] = ()
     disabled: frozenset[str] = frozenset()  # codes silenced for this chunk by magic comments

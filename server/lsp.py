@@ -265,7 +265,7 @@ def code_action(ls: PeerlintServer, params: lsp.CodeActionParams) -> list[lsp.Co
 
 def _where(args: tuple) -> dict:
     if not args or not isinstance(args[0], dict) or "uri" not in args[0]:
-        raise ValueError("expected one argument {uri, line, character}")
+        raise ValueError("expected one argument {uri, line, character} (checkNovelty also takes end: {line, character})")
     return args[0]
 
 
@@ -298,8 +298,10 @@ async def cmd_novelty(ls: PeerlintServer, *args) -> dict:
     progress = await ls.begin_progress(token, "peerlint: checking novelty")
     loop = asyncio.get_running_loop()
     try:
+        end = where.get("end")
+        end = (int(end["line"]), int(end["character"])) if isinstance(end, dict) else None
         result = await loop.run_in_executor(ls.llm_worker, ls.service.check_novelty, where["uri"],
-                                            int(where["line"]), int(where["character"]))
+                                            int(where["line"]), int(where["character"]), end)
     finally:
         if progress:
             ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))

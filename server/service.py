@@ -15,11 +15,11 @@ from urllib.parse import unquote, urlparse
 
 from ..analyzers.bibliography import BibEntry
 from ..analyzers.engine import Engine
-from ..analyzers.latex import LineIndex, find_root, parse_project
+from ..analyzers.latex import LineIndex, find_root, parse_project, selection_chunk
 from ..analyzers.novelty_check import NoveltyChecker
 from ..analyzers.project_check import parse_options, read_bibliography
 from ..analyzers.retrieval import HitView, Retriever
-from ..analyzers.types import Chunk, Judgment
+from ..analyzers.types import Chunk, Judgment, Position
 from ..analyzers.venue_guess import guess_venue
 from ..index.build import default_index_path
 from ..index.embed import cache_root
@@ -194,6 +194,13 @@ class Service:
                 return chunk
         return None
 
+    def selection(self, uri: str, line: int, character: int, end: tuple[int, int]) -> Chunk | None:
+        """The prose of a selection as one chunk (None when it holds no words)."""
+        state = self.project_of(uri)
+        if state is None:
+            return None
+        return selection_chunk(state.chunks, self.document_text(uri), uri, Position(line, character), Position(*end))
+
     def nearest(self, chunk: Chunk, k: int | None = None) -> list[HitView]:
         retriever = self.retriever()
         if retriever is None:
@@ -236,9 +243,11 @@ class Service:
         }
 
     # -- commands ---------------------------------------------------------------------------
-    def check_novelty(self, uri: str, line: int, character: int) -> dict:
-        """Calibrated novelty of the paragraph (or the abstract) with an LLM justification; a `novelty` diagnostic."""
-        chunk = self.chunk_at(uri, line, character)
+    def check_novelty(self, uri: str, line: int, character: int, end: tuple[int, int] | None = None) -> dict:
+        """Calibrated novelty of the selection (from line:character to `end`), else of the paragraph at
+        the cursor, else of the abstract, with an LLM justification; a `novelty` diagnostic."""
+        chunk = self.selection(uri, line, character, end) if end is not None else None
+        chunk = chunk or self.chunk_at(uri, line, character)
         if chunk is None:
             state = self.project_of(uri)
             chunk = next((c for c in (state.chunks if state else []) if c.kind == "abstract"), None)
