@@ -7,6 +7,8 @@ export interface Where {
   uri: string;
   line: number;
   character: number;
+  /** The end of a non-empty selection: `peerlint.checkNovelty` then checks exactly the selected idea. */
+  end?: { line: number; character: number };
 }
 
 /** One paper of `peerlint.relatedWork` (analyzers/retrieval.py: Hit.to_json). */
@@ -28,11 +30,15 @@ export interface NoveltyResult {
   reason?: string | null;
 }
 
-/** The start of a non-empty selection, else the cursor: a paragraph is found from there. */
+/** A non-empty selection (start and end), else the cursor: the server finds the paragraph from there. */
 export function whereOf(editor: vscode.TextEditor): Where {
   const sel = editor.selection;
   const pos = sel.isEmpty ? sel.active : sel.start;
-  return { uri: editor.document.uri.toString(), line: pos.line, character: pos.character };
+  const where: Where = { uri: editor.document.uri.toString(), line: pos.line, character: pos.character };
+  if (!sel.isEmpty) {
+    where.end = { line: sel.end.line, character: sel.end.character };
+  }
+  return where;
 }
 
 export function isLatexEditor(editor: vscode.TextEditor | undefined): editor is vscode.TextEditor {

@@ -208,15 +208,23 @@ function M.exec(command, args, done, bufnr)
   end, bufnr)
 end
 
---- {uri, line, character} of the cursor (or of the first line of a range), in the server's encoding.
+--- {uri, line, character} of the cursor, or of a range (its first line, with `end` at its last line's end), in the server's encoding.
 function M.where(opts)
   local bufnr = vim.api.nvim_get_current_buf()
   local client = M.client(bufnr)
   local encoding = client and client.offset_encoding or 'utf-16'
   local params = vim.lsp.util.make_position_params(0, encoding)
   local where = { uri = params.textDocument.uri, line = params.position.line, character = params.position.character }
-  if opts and opts.range and opts.range > 0 and opts.line1 - 1 ~= where.line then
+  if opts and opts.range and opts.range > 0 then
+    -- a :'<,'>Command range: the server checks exactly those lines (checkNovelty's `end`)
     where.line, where.character = opts.line1 - 1, 0
+    local last = vim.api.nvim_buf_get_lines(bufnr, opts.line2 - 1, opts.line2, false)[1] or ''
+    local ok, col = pcall(vim.str_utfindex, last, encoding) -- 0.11: (s, encoding)
+    if not ok or type(col) ~= 'number' then
+      local utf32, utf16 = vim.str_utfindex(last) -- before 0.11: both counts
+      col = encoding == 'utf-32' and utf32 or utf16
+    end
+    where['end'] = { line = opts.line2 - 1, character = col }
   end
   return where
 end
