@@ -67,16 +67,14 @@ class ItemOutcome:
     seconds: float = 0.0
 
 
-def evaluate(items: Sequence[RinoItem], predictor: RinoLLM, judge: RinoLLM | None = None, token_scores: bool = True,
+def evaluate(items: Sequence[RinoItem], predictor: RinoLLM, judge: RinoLLM | None = None,
              progress: Callable[[str], None] = lambda m: None) -> list[ItemOutcome]:
-    """Predict every item; judge each parsed justification with `judge` (None: no judging)."""
-    from ..analyzers.rinobench_judge import TokenScore
-
+    """Predict every item both ways; judge each parsed justification with `judge` (None: no judging)."""
     outcomes = []
     for n, item in enumerate(items, 1):
         start = time.perf_counter()
         prediction = predictor.predict(item)
-        token = predictor.token_score(item) if token_scores else TokenScore(None)
+        token = predictor.token_score(item)
         judged = judge.judge(item, prediction.reasoning) if judge is not None and prediction.score is not None else None
         outcomes.append(ItemOutcome(item.id, item.novelty_score, prediction, token, judged, time.perf_counter() - start))
         progress(f"{n}/{len(items)} {item.id}: gold {item.novelty_score}, predicted "
@@ -114,11 +112,10 @@ def rows_for(items: Sequence[RinoItem], outcomes: Sequence[ItemOutcome] | None, 
                     justification_metrics(judged) if judged else None,
                     "generated score under the JSON schema (the paper's protocol)"))
     tokens = [o.token for o in outcomes]
-    if any(t.score is not None or t.failure is not None for t in tokens):
-        rows.append(Row(f"{model} token-prob", score_metrics(gold, [t.score for t in tokens]),
-                        sum(t.failure is not None and t.failure.kind == "unparsed" for t in tokens),
-                        sum(t.failure is not None and t.failure.kind == "error" for t in tokens),
-                        note="expected value over '1'..'5' from token probabilities, rounded"))
+    rows.append(Row(f"{model} token-prob", score_metrics(gold, [t.score for t in tokens]),
+                    sum(t.failure is not None and t.failure.kind == "unparsed" for t in tokens),
+                    sum(t.failure is not None and t.failure.kind == "error" for t in tokens),
+                    note="expected value over '1'..'5' from token probabilities, rounded"))
     return rows
 
 
