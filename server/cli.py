@@ -138,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     tournament_bench.add_arguments(bsub.add_parser(
         "tournament", help="NOVA Swiss tournament on ICLR abstracts: accepted vs rejected (NOVA, Hu et al.)"))
     rinobench.add_arguments(bsub.add_parser(
-        "rinobench", help="RINoBench: 1-5 novelty judgments of research ideas, nine metrics (Schopf & Färber, 2025)"))
+        "rinobench", help="RINoBench: 1-5 novelty judgments of research ideas, nine metrics (Schopf & Färber)"))
     from . import ideas_cmd
 
     ideas_cmd.add_arguments(sub.add_parser("ideas", help="rank candidate ideas (Swiss tournament) or check their novelty (NOVA)"))
