@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -21,11 +22,11 @@ from typing import Sequence
 import numpy as np
 
 from ..index.papers import Hit, Paper, SearchFilter
-from .novelty_features import FEATURES, Timeline, one_blas_thread
+from .novelty_features import FEATURES, Lexicon, Timeline, one_blas_thread
 
 log = logging.getLogger(__name__)
 
-MODEL_VERSION = 2
+MODEL_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -175,22 +176,23 @@ def pair_features(timeline: Timeline, vectors: Neighbours,
             vecs = np.stack([vectors.vector(p) for newer, older, _ in part for p in (newer, older)])
             sims = timeline.similarities(vecs)
             for j, (newer, older, field_venues) in enumerate(part):
-                rows = [i for i in (vectors.index.id_to_idx.get(newer.id), vectors.index.id_to_idx.get(older.id))
-                        if i is not None]
-                out.append(tuple(timeline.features(vecs[2 * j + m], newer.year, field_venues, rows, sims[2 * j + m])
-                                 for m in (0, 1)))
+                at = [vectors.index.id_to_idx.get(p.id) for p in (newer, older)]
+                rows = [i for i in at if i is not None]
+                out.append(tuple(timeline.features(vecs[2 * j + m], newer.year, field_venues, rows, sims[2 * j + m],
+                                                   timeline.design_row(vecs[2 * j + m], p.text, at[m]))
+                                 for m, p in enumerate((newer, older))))
     return out
 
 
 def text_features(timeline: Timeline, vector: np.ndarray, exclude: Sequence[int] = (),
-                  sims: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
+                  sims: np.ndarray | None = None, design: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
     """A lone text: its field is the venues of its nearest papers, the cutoff their newest year
-    (a draft is compared with the newest indexed work of its field)."""
+    (a draft is compared with the newest indexed work of its field); `design`: `timeline.design_row`."""
     with one_blas_thread():
         sims = timeline.similarities(vector)[0] if sims is None else sims
         field_venues = timeline.field_of(vector, exclude, sims=sims)
         cutoff = timeline.latest_year(field_venues)
-        return (timeline.features(vector, cutoff, field_venues, exclude, sims),
+        return (timeline.features(vector, cutoff, field_venues, exclude, sims, design),
                 {"field": list(field_venues), "cutoff": cutoff})
 
 
@@ -201,12 +203,12 @@ def with_reference(model: NoveltyModel, timeline: Timeline, n: int = 300, seed: 
     pool = np.array([i for i, (v, y) in enumerate(zip(timeline.venues, timeline.years)) if y == newest[v]])
     chosen = np.random.default_rng(seed).choice(pool, size=min(n, len(pool)), replace=False) if len(pool) else []
     sims = timeline.similarities(timeline.P[chosen]) if len(chosen) else []
-    model.reference = np.sort([model.score(text_features(timeline, timeline.P[i], [int(i)], row)[0])
+    model.reference = np.sort([model.score(text_features(timeline, timeline.P[i], [int(i)], row, timeline.design[i])[0])
                                for i, row in zip(chosen, sims)])
     return model
 
 
-def train_from_index(index, n_pairs: int = 3000, seed: int = 0) -> NoveltyModel:
+def train_from_index(index, n_pairs: int = 3000, seed: int = 0, lexicon: Lexicon | None = None) -> NoveltyModel:
     """Calibrate on pairs sampled (Algorithm 1) from the index itself: fields are venues, or the
     whole index as one field when its venues hold too few years apart."""
     from ..benchmarks.schnovel_pairs import Field, sample_pairs  # the one sampler; benchmarks ships with peerlint
@@ -221,7 +223,7 @@ def train_from_index(index, n_pairs: int = 3000, seed: int = 0) -> NoveltyModel:
         scope = "whole index (its venues hold too few years apart)"
     by_id = {p.id: p for p in papers}
     vectors = Neighbours(index)
-    timeline = Timeline.of(index, vectors.matrix)
+    timeline = Timeline.of(index, vectors.matrix, lexicon)
     feats = pair_features(timeline, vectors, [(by_id[p.newer], by_id[p.older],
                                                venues if scope != "same venue" else (by_id[p.newer].venue,)) for p in pairs])
     model = fit_model(np.array([f[0] for f in feats]), np.array([f[1] for f in feats]))
@@ -229,15 +231,38 @@ def train_from_index(index, n_pairs: int = 3000, seed: int = 0) -> NoveltyModel:
     return with_reference(model, timeline, seed=seed)
 
 
-def load_or_train(index, cache_dir: Path) -> NoveltyModel:
-    """The model for this index build, trained once and kept next to the other caches."""
+def load_or_fit_lexicon(index, cache_dir: Path) -> Lexicon:
+    """The lexicon of this index build, fitted once and kept next to the other caches."""
+    path = Path(cache_dir) / "novelty" / f"lexicon-{index.build.name}-v{MODEL_VERSION}.pkl"
+    try:
+        with path.open("rb") as fh:
+            lexicon = pickle.load(fh)
+        if isinstance(lexicon, Lexicon) and len(lexicon.rows) == len(index):
+            return lexicon
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
+        pass
+    lexicon = Lexicon.of(index)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        with tmp.open("wb") as fh:
+            pickle.dump(lexicon, fh)
+        tmp.replace(path)
+    except OSError as exc:
+        log.warning("cannot cache the novelty lexicon at %s (%s)", path, exc)
+    return lexicon
+
+
+def load_or_train(index, cache_dir: Path) -> tuple[NoveltyModel, Lexicon]:
+    """The model for this index build and the lexicon it reads, trained once and kept next to the other caches."""
     path = Path(cache_dir) / "novelty" / f"model-{index.build.name}.npz"
+    lexicon = load_or_fit_lexicon(index, cache_dir)
     model = NoveltyModel.load(path)
     if model is None:
         log.info("calibrating the novelty score on pairs sampled from %s", index.root)
-        model = train_from_index(index)
+        model = train_from_index(index, lexicon=lexicon)
         try:
             model.save(path)
         except OSError as exc:
             log.warning("cannot cache the novelty model at %s (%s)", path, exc)
-    return model
+    return model, lexicon

@@ -43,7 +43,7 @@ class NoveltyReport:
 def assess(text: str, vector: np.ndarray, hits: Sequence[Hit], model: NoveltyModel, timeline: Timeline,
            llm=None, max_tokens: int = JUSTIFICATION_TOKENS) -> NoveltyReport:
     """Score a text against the index and, given an LLM, justify the score in one paragraph."""
-    features, where = text_features(timeline, vector)
+    features, where = text_features(timeline, vector, design=timeline.design_row(vector, text))
     raw = model.score(features)
     score = model.percentile(raw)
     nb = Neighbourhood(None, tuple(hits))
@@ -122,8 +122,8 @@ class NoveltyChecker:
         with self._lock:
             if self._model is None:
                 index = self.retriever.index
-                self._model = load_or_train(index, self.cache_dir)
-                self._timeline = Timeline.of(index, Neighbours(index).matrix)
+                self._model, lexicon = load_or_train(index, self.cache_dir)
+                self._timeline = Timeline.of(index, Neighbours(index).matrix, lexicon)
             return self._model, self._timeline
 
     def check(self, chunk: Chunk, llm=None, severity: str = "information", close: float = 0.85) -> Judgment:

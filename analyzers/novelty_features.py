@@ -15,6 +15,11 @@ cutoff year Y (only papers published on or before Y, chosen papers left out):
   dates, as the retrieval uses them): "published in Y rather than Y-10..Y-2", and the year.
   Papers left out of the query are left out of the fit too (an exact rank-2 downdate);
 * `density`: mean similarity of the 10 nearest papers (a crowded neighbourhood).
+
+The ridge models read the sentence embedding and, when the timeline has a `Lexicon`, the text's
+words too (TF-IDF reduced by SVD over the indexed texts): a field's vocabulary drifts with its
+topics ("kernel" to "deep" to "transformer") in ways a sentence embedding blurs, and the two views
+together date a paper better than either alone.
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ FEATURES = ("knn_year", "wknn_year", "profile_year", "field_profile_year", "cont
             "field_is_latest", "field_year", "density")
 WINDOW = 10  # SchNovel's largest gap
 TOP_PER_YEAR = 5
-RIDGE = {"is_latest": 10.0, "year": 1.0}
+RIDGE = {"is_latest": 10.0, "year": 3.0}
+LEXICAL_DIM = 256
 
 
 def one_blas_thread():
@@ -40,6 +46,40 @@ def one_blas_thread():
     except ImportError:  # pragma: no cover
         return contextlib.nullcontext()
     return threadpool_limits(1, user_api="blas")
+
+
+@dataclass
+class Lexicon:
+    """The words of the indexed texts (TF-IDF, then SVD to `LEXICAL_DIM`), fitted once per index build;
+    `rows` are the indexed papers' unit vectors in that space, `vectors` maps any other text there."""
+
+    tfidf: object  # sklearn TfidfVectorizer
+    svd: object  # sklearn TruncatedSVD
+    rows: np.ndarray
+
+    @classmethod
+    def fit(cls, texts: Sequence[str], dim: int = LEXICAL_DIM, seed: int = 0) -> "Lexicon":
+        from sklearn.decomposition import TruncatedSVD
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        tfidf = TfidfVectorizer(min_df=3, max_df=0.5, sublinear_tf=True, stop_words="english", dtype=np.float32)
+        counts = tfidf.fit_transform(texts)
+        svd = TruncatedSVD(min(dim, counts.shape[1] - 1), random_state=seed)
+        with one_blas_thread():
+            return cls(tfidf, svd, _unit(svd.fit_transform(counts)))
+
+    @classmethod
+    def of(cls, index) -> "Lexicon":
+        return cls.fit([index.paper(i).text for i in range(len(index))])
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        return _unit(self.svd.transform(self.tfidf.transform(list(texts))))
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    rows = np.asarray(rows, dtype=np.float32)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.where(norms > 0, norms, 1.0)
 
 
 @dataclass
@@ -54,10 +94,13 @@ class _Ridge:
 
 
 class Timeline:
-    """Unit vectors, years and venues of every indexed paper, for exact per-year similarity profiles."""
+    """Unit vectors, years and venues of every indexed paper, for exact per-year similarity profiles;
+    the ridge models read `design` rows: the embedding, and the lexical vector when there is a lexicon."""
 
-    def __init__(self, matrix: np.ndarray, years: np.ndarray, venues: Sequence[str]):
+    def __init__(self, matrix: np.ndarray, years: np.ndarray, venues: Sequence[str], lexicon: Lexicon | None = None):
         self.P = np.asarray(matrix, dtype=np.float32)
+        self.lexicon = lexicon
+        self.design = self.P if lexicon is None else np.hstack([self.P, lexicon.rows]) / np.float32(np.sqrt(2))
         self.years = np.asarray(years, dtype=np.int64)
         self.venues = np.array([str(v).lower() for v in venues], dtype=object)
         self._by_year = {int(y): np.nonzero(self.years == y)[0] for y in np.unique(self.years) if y >= 0}
@@ -65,8 +108,18 @@ class Timeline:
         self._ridges: dict[tuple, _Ridge | None] = {}
 
     @classmethod
-    def of(cls, index, matrix: np.ndarray) -> "Timeline":
-        return cls(matrix, index.years, index.venues)
+    def of(cls, index, matrix: np.ndarray, lexicon: Lexicon | None = None) -> "Timeline":
+        return cls(matrix, index.years, index.venues, lexicon)
+
+    def design_row(self, vector: np.ndarray, text: str | None = None, row: int | None = None) -> np.ndarray:
+        """What the ridge models read for a text: an indexed paper's design row, else its embedding
+        (and, with a lexicon, its words)."""
+        if row is not None:
+            return self.design[row]
+        v = np.asarray(vector, dtype=np.float32).ravel()
+        if self.lexicon is None:
+            return v
+        return np.concatenate([v, self.lexicon.vectors([text or ""])[0]]) / np.float32(np.sqrt(2))
 
     def venue_mask(self, field: Sequence[str]) -> np.ndarray:
         key = tuple(sorted(v.lower() for v in field))
@@ -97,10 +150,12 @@ class Timeline:
 
     # -- features ------------------------------------------------------------------------------
     def features(self, vector: np.ndarray, cutoff: int, field: Sequence[str] = (),
-                 exclude: Sequence[int] = (), sims: np.ndarray | None = None) -> np.ndarray:
+                 exclude: Sequence[int] = (), sims: np.ndarray | None = None,
+                 design: np.ndarray | None = None) -> np.ndarray:
         """FEATURES for one text at `cutoff`, `exclude` (paper rows) left out of everything;
-        `sims`: its row of `similarities`, when the caller batched them."""
+        `sims`: its row of `similarities`, when the caller batched them; `design`: its `design_row`."""
         v = np.asarray(vector, dtype=np.float32)
+        x = self.design_row(v) if design is None else design
         sims = self.similarities(v)[0] if sims is None else sims
         allowed = (self.years >= 0) & (self.years <= cutoff)
         allowed[list(exclude)] = False
@@ -117,8 +172,8 @@ class Timeline:
         best = _top_mean(s, TOP_PER_YEAR)
         profile = self._profile(sims, allowed, cutoff)
         field_profile = self._profile(sims, infield, cutoff) if field else {}
-        latest = self._ridge_score("is_latest", v, field, cutoff, exclude)
-        year = self._ridge_score("year", v, field, cutoff, exclude)
+        latest = self._ridge_score("is_latest", x, field, cutoff, exclude)
+        year = self._ridge_score("year", x, field, cutoff, exclude)
         return np.array([
             self.years[top10].mean() - cutoff,
             float((self.years[top] * w).sum() / w.sum()) - cutoff,
@@ -164,7 +219,7 @@ class Timeline:
             if len(idx) < 20 or target[idx].std() == 0:
                 self._ridges[key] = None
                 return None
-            X = np.hstack([self.P[idx].astype(np.float64), np.ones((len(idx), 1))])
+            X = np.hstack([self.design[idx].astype(np.float64), np.ones((len(idx), 1))])
             penalty = np.full(X.shape[1], RIDGE[kind])
             penalty[-1] = 1e-6  # the intercept is not shrunk
             G = np.linalg.inv(X.T @ X + np.diag(penalty))
@@ -178,7 +233,7 @@ class Timeline:
         drop = [int(i) for i in leave_out if 0 <= int(i) < len(fit.rows) and fit.rows[int(i)]]
         if not drop:
             return fit.G @ fit.b
-        R = np.hstack([self.P[drop].astype(np.float64), np.ones((len(drop), 1))])
+        R = np.hstack([self.design[drop].astype(np.float64), np.ones((len(drop), 1))])
         b = fit.b - R.T @ fit.target[drop]
         Gb, GR = fit.G @ b, fit.G @ R.T
         return Gb + GR @ np.linalg.solve(np.eye(len(drop)) - R @ GR, R @ Gb)

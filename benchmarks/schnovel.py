@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..analyzers.novelty import Neighbours, fit_head, fit_model, pair_features
-from ..analyzers.novelty_features import FEATURES, Timeline
+from ..analyzers.novelty_features import FEATURES, Lexicon, Timeline
 from ..analyzers.novelty_llm import LLM_METHODS, AskContext, Shown, ask
 from ..index.papers import Paper
 from .corpus_index import ensure_index
@@ -52,7 +52,7 @@ class Bench:
         self.pairs, self.papers = pairs.pairs, pairs.papers
         self.corpus, self.fields, self.seed, self.split = corpus, fields, seed, split
         self.neighbours = Neighbours(index, k)
-        self.timeline = Timeline.of(index, self.neighbours.matrix)
+        self.timeline = Timeline.of(index, self.neighbours.matrix, Lexicon.of(index))
         self._features: dict[tuple[str, str], tuple] = {}
         self.train_pairs = train_pairs
         self._pool: list[Pair] | None = None
@@ -86,7 +86,8 @@ class Bench:
                 outcomes.append(Outcome(i, newer_first, correct, "tie" if first == second else "pointwise"))
         notes = {"date-knn": "mean year of the k nearest papers decides",
                  "embedding-head": "pairwise logistic regression on embedding differences",
-                 "peerlint": "calibrated pointwise score over " + ", ".join(FEATURES)}[name]
+                 "peerlint": "calibrated pointwise score over " + ", ".join(FEATURES)
+                              + " (field ridges on embedding and TF-IDF/SVD words)"}[name]
         extra = {"training": self._training_report(name)} if name != "date-knn" else {}
         return MethodResult(name, outcomes, time.perf_counter() - t0, setup, notes, extra)
 

@@ -129,26 +129,35 @@ def test_garbage_llm_answers_are_counted_unparsed_not_guessed():
     assert record["unparsed"] == 2 and record["mean"] == 0.0 and record["answers"] == {"none": 2}
 
 
-def test_leaving_papers_out_of_the_field_models_is_exact():
-    """The in-field ridge models drop a pair's own papers by a rank-2 downdate: same as refitting."""
+@pytest.mark.parametrize("with_lexicon", [False, True])
+def test_leaving_papers_out_of_the_field_models_is_exact(with_lexicon):
+    """The in-field ridge models drop a pair's own papers by a rank-2 downdate: same as refitting,
+    on the embedding alone or on embedding and lexical vector together."""
     import numpy as np
 
-    from peerlint.analyzers.novelty_features import Timeline
+    from peerlint.analyzers.novelty_features import RIDGE, Lexicon, Timeline
 
     rng = np.random.default_rng(0)
     P = rng.normal(size=(400, 12)).astype(np.float32)
     P /= np.linalg.norm(P, axis=1, keepdims=True)
     years = rng.integers(2005, 2016, size=400)
-    timeline = Timeline(P, years, ["NeurIPS"] * 400)
+    words = [f"w{i}" for i in range(40)]
+    texts = [" ".join(rng.choice(words, size=12)) + f" topic{y}" for y in years]
+    lexicon = Lexicon.fit(texts, dim=6) if with_lexicon else None
+    timeline = Timeline(P, years, ["NeurIPS"] * 400, lexicon)
+    D = timeline.design
+    assert D.shape == (400, 18 if with_lexicon else 12)
+    if with_lexicon:
+        assert np.allclose(timeline.design_row(P[5], texts[5]), D[5], atol=1e-5)
     fit = timeline._ridge("year", ("neurips",), 2015)
     drop = [int(i) for i in np.nonzero(fit.rows)[0][:2]]
     rows = np.nonzero(fit.rows)[0]
     keep = np.array([i for i in rows if i not in drop])
-    X = np.hstack([P[keep].astype(np.float64), np.ones((len(keep), 1))])
-    penalty = np.diag(np.r_[np.full(12, 1.0), 1e-6])
+    X = np.hstack([D[keep].astype(np.float64), np.ones((len(keep), 1))])
+    penalty = np.diag(np.r_[np.full(D.shape[1], RIDGE["year"]), 1e-6])
     refit = np.linalg.solve(X.T @ X + penalty, X.T @ (years[keep] - 2015.0))
     assert np.allclose(timeline._weights(fit, drop), refit, atol=1e-8)
-    features = timeline.features(P[drop[0]], 2015, ("NeurIPS",), drop)
+    features = timeline.features(P[drop[0]], 2015, ("NeurIPS",), drop, design=D[drop[0]])
     assert features.shape == (8,) and np.isfinite(features).all()
 
 
