@@ -1,7 +1,10 @@
 """The embedding-only tier: `close-prior-work` and `missing-related-work`.
 
-Both read the chunk's nearest indexed papers (cosine similarity of MiniLM embeddings) and need
-no LLM, so they publish while the user types.
+`close-prior-work` reads the chunk's nearest indexed papers (cosine similarity of MiniLM
+embeddings); `missing-related-work` reads its SEC related work (`related_work.py`: semantic
+neighbours re-ranked with shared entities and co-citations, near-duplicates stepped back), whose
+papers are also what *Cite this paper* offers. Neither needs an LLM, so both publish while the
+user types.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import re
 from typing import Sequence
 
 from .bibliography import key_for
+from .related_work import RelatedHit, related_work_for
 from .retrieval import HitView, Retriever
 from .types import AnalysisContext, Chunk, Judgment
 
@@ -37,6 +41,7 @@ class PriorWorkAnalyzer:
             return []
         k = max(settings.hover_k, settings.related_work_k)
         neighbours = retriever.neighbours(prose, k)
+        related = self._related(retriever, prose, settings.related_work_k) if ctx.has_bibliography else {}
         out: list[Judgment] = []
         for chunk in prose:
             hits = [HitView.of(h) for h in neighbours[chunk.hash]]
@@ -50,16 +55,32 @@ class PriorWorkAnalyzer:
                     f"This paragraph reads very close to {top.label()}, similarity {top.similarity:.2f}: "
                     "say how your work differs, or cite it.",
                     score=top.similarity, severity=settings.severity_of("close-prior-work"), evidence=evidence))
-            if ctx.has_bibliography and RELATED_SECTIONS.search(chunk.section or ""):
-                near = [h for h in hits[: settings.related_work_k] if h.similarity >= settings.related_work_min_similarity]
-                cited = [h for h in near if key_for(h.title, h.id, ctx.bib_titles)]
+            if chunk.hash in related:
+                near = [(HitView.of(h), h) for h in related[chunk.hash]]
+                near = [(v, h) for v, h in near if v.similarity >= settings.related_work_min_similarity]
+                cited = [v for v, _ in near if key_for(v.title, v.id, ctx.bib_titles)]
                 if near and not cited:
-                    names = "; ".join(h.label() for h in near)
+                    names = "; ".join(v.label() for v, _ in near)
                     out.append(Judgment(
                         chunk, "missing-related-work",
                         f"This {chunk.section or 'related-work'} paragraph cites none of its nearest prior papers: {names}. "
                         "Cite them or say why they do not apply.",
-                        score=near[0].similarity, severity=settings.severity_of("missing-related-work"),
-                        evidence={**evidence, "uncited": [h.to_json() for h in near]}))
+                        score=near[0][0].similarity, severity=settings.severity_of("missing-related-work"),
+                        evidence={**evidence, "uncited": [_with_provenance(v, h) for v, h in near]}))
         return out
+
+    @staticmethod
+    def _related(retriever: Retriever, prose: Sequence[Chunk], k: int) -> dict[str, list[RelatedHit]]:
+        """SEC related work of each related-work-section chunk (its vector comes from the retriever's cache)."""
+        todo = [c for c in prose if RELATED_SECTIONS.search(c.section or "")]
+        if not todo:
+            return {}
+        sec = related_work_for(retriever.index)
+        vectors = retriever.vectors([c.text for c in todo], [c.hash for c in todo])
+        return {c.hash: sec.search_vector(v, c.text, k) for c, v in zip(todo, vectors)}
+
+
+def _with_provenance(view: HitView, hit: RelatedHit) -> dict:
+    """A hit's JSON for the diagnostic (what *Cite this paper* reads) plus which SEC stage found it."""
+    return {**view.to_json(), "found_by": list(hit.found_by), "entities": list(hit.entities)}
 

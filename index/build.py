@@ -16,6 +16,7 @@ import numpy as np
 
 from ..analyzers.types import text_hash
 from .embed import DIM, Embedder
+from .entities import write_entities
 from .papers import Paper
 from .progress import Progress
 from .store import MANIFEST_VERSION, Manifest, make_live, write_build
@@ -153,6 +154,7 @@ def build_index(papers: Sequence[Paper], root: Path | str, embedder: Embedder | 
         build = root / "builds" / build_id
         with Progress("indexing", total=len(rows), unit="vec", show=show_progress) as bar:
             write_build(build, papers, content_hashes, rows, vectors, manifest, progress=bar.usearch_callback)
+        write_entities(build, papers, show_progress=show_progress)  # SEC retrieval's entity postings
         make_live(root, build)
     finally:
         cache.close()

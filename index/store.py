@@ -4,7 +4,8 @@ Layout of an index directory::
 
     CURRENT                 name of the live build, replaced with os.replace (atomic)
     builds/<build-id>/      vectors.usearch (HNSW), vectors.npy (float16, for exact search),
-                            meta.sqlite (papers, chunks), manifest.json
+                            meta.sqlite (papers, chunks), manifest.json,
+                            entities.sqlite (paper entities for SEC retrieval, see entities.py)
     embeddings.sqlite       content-hash cache of chunk vectors, shared by all builds
 
 A build writes a new ``builds/<id>`` and only then points CURRENT at it, so a build killed

@@ -1,0 +1,310 @@
+"""SEC related-work retrieval (SciPIP): entities, co-citation, clustering, the bench and its bad input.
+
+Retrieval runs on the session's real test index (shipped abstracts); the clustering test builds a
+six-paper index of real abstracts, one of them twice under two ids.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from peerlint.analyzers.related_work import CitationGraph, RelatedWork, SECConfig
+from peerlint.index import entities as ent
+from peerlint.index.entities import EntityTable, extract_keyphrases, normalise, paper_entities
+from peerlint.index.papers import Paper, SearchFilter
+
+from conftest import SHARED
+
+ACM = SHARED / "data" / "acm-cr"
+
+
+# -- entities ---------------------------------------------------------------------------------
+
+def test_normalise_meets_spelling_variants():
+    assert normalise("Recommender-Systems") == normalise("recommender system") == "recommender system"
+    assert normalise("Queries") == "query" and normalise("analysis") == "analysis" and normalise("  ") == ""
+
+
+def test_keyphrases_are_frequent_content_phrases():
+    text = ("Predictive number entry on mobile devices. We add number entry to the suggestion bar of a "
+            "virtual keyboard. Number entry with the suggestion bar is faster than number entry without it.")
+    phrases = extract_keyphrases(text, 4)
+    assert phrases[0] == "number entry" and "suggestion bar" in phrases
+    for phrase in phrases:
+        words = phrase.split()
+        assert 1 <= len(words) <= 3 and words[0] not in ent.STOPWORDS and words[-1] not in ent.STOPWORDS
+    assert "number" not in phrases  # inside a phrase already chosen
+
+
+@pytest.mark.parametrize("garbage", ["", "   ", "1234 5678. 42!", "the of and to with", "ÿ\x00\ufffd ∑∫ 🙂", "a" * 10_000])
+def test_keyphrases_of_garbage_are_empty_or_sane(garbage):
+    phrases = extract_keyphrases(garbage)
+    assert isinstance(phrases, list) and len(phrases) <= ent.EXTRACTED_PER_PAPER
+    assert all(p and not p.isdigit() for p in phrases)
+
+
+def test_keywords_win_over_extraction():
+    with_keywords = Paper("a", "Spam removal", "Spam spam spam search engines.", keywords=("Web Search", "", "Spam"))
+    assert paper_entities(with_keywords) == ["web search", "spam"]
+    without = Paper("b", "Spam removal", "Spam removal helps search engines. Spam removal is cheap.")
+    assert paper_entities(without)[0] == "spam removal"
+    long_keyword = Paper("c", "T", "x", keywords=("one two three four five six seven eight",))
+    assert paper_entities(long_keyword) == extract_keyphrases(long_keyword.text)  # a sentence is no keyword
+
+
+def test_entity_table_postings_and_linking():
+    table = EntityTable.from_lists([["suggestion bar", "keyboard"], ["keyboard"], [], ["suggestion bar", "typing"]])
+    bar = table.id_of["suggestion bar"]
+    assert sorted(table.papers_of([bar]).tolist()) == [0, 3] and table.df[bar] == 2
+    assert [table.texts[e] for e in table.entities_of(0)] == ["suggestion bar", "keyboard"]
+    assert table.entities_of(2).tolist() == [] and table.entities_of_papers([]).tolist() == []
+    linked = {table.texts[e] for e in table.link("Typing with a Suggestion-Bar on a phone.")}
+    assert "suggestion bar" in linked  # a vocabulary phrase of two words is linked wherever it appears
+    assert "typing" not in linked  # a single vocabulary word only when the extractor picks it
+    assert {table.texts[e] for e in table.link("Keyboard layouts: keyboard speed and keyboard errors.")} == {"keyboard"}
+
+
+def test_entities_are_stored_with_the_build_and_reread(vector_index):
+    build = vector_index.build
+    assert (build / ent.FILE).exists()  # written by build_index before the build went live
+    table = ent.read_entities(build, len(vector_index))
+    assert table is not None and table.papers == len(vector_index) and len(table.texts) > 1000
+    assert ent.read_entities(build, len(vector_index) + 1) is None  # another paper count: not this build's
+
+
+def _copy_index(index_path: Path, tmp_path: Path) -> Path:
+    dest = tmp_path / "idx"
+    shutil.copytree(index_path, dest, ignore=shutil.ignore_patterns("embeddings.sqlite*"))
+    return dest
+
+
+@pytest.mark.parametrize("damage", ["absent", "garbage", "old version"])
+def test_an_index_without_usable_entities_extracts_them_once(index_path, tmp_path, capsys, damage):
+    from peerlint.index.store import open_index
+
+    root = _copy_index(index_path, tmp_path)
+    index = open_index(root)
+    stored = index.build / ent.FILE
+    if damage == "absent":
+        stored.unlink()
+    elif damage == "garbage":
+        stored.write_bytes(b"not a database" * 50)
+    else:
+        with sqlite3.connect(stored) as db:
+            db.execute("UPDATE meta SET value = '0' WHERE key = 'version'")
+    table = ent.entity_table(index)
+    assert "extracting entities" in capsys.readouterr().err
+    assert table.papers == len(index) and ent.read_entities(index.build, len(index)) is not None
+    assert not list(index.build.glob(f"{ent.FILE}.tmp*"))  # the atomic write left no temp file
+    assert ent.entity_table(index) is table  # once per process
+
+
+# -- retrieval on the test index --------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def sec(vector_index) -> RelatedWork:
+    return RelatedWork(vector_index, graph=CitationGraph({}, "none"))
+
+
+def test_semantic_only_is_the_index_ranking(sec, vector_index):
+    text = "Sentence embeddings for retrieving scientific abstracts and recommending citations."
+    hits = sec.search(text, 10, config=SECConfig().only(["semantic"]))
+    plain = vector_index.search(text, 10)
+    assert [h.paper.id for h in hits] == [h.paper.id for h in plain]
+    assert all(h.found_by == ("semantic",) and h.score == pytest.approx(h.similarity, abs=1e-3) for h in hits)
+
+
+def test_entities_bring_papers_the_query_names(sec, vector_index):
+    table = sec.entities
+    # a rare two-word entity of some paper, named in a query that is otherwise about something else
+    pidx, phrase = next((p, table.texts[e]) for p in range(len(vector_index)) for e in table.entities_of(p)
+                        if table.texts[e].count(" ") == 1 and 2 <= table.df[e] <= 5)
+    text = f"We study {phrase} in a new setting, with a user study on reading behaviour and eye movements."
+    hits = sec.search(text, 50, config=SECConfig().only(["semantic", "entities"]))
+    by_entity = [h for h in hits if "entities" in h.found_by]
+    assert by_entity and all(h.entities for h in by_entity)
+    assert any(phrase in h.entities for h in by_entity)
+    assert all(h.score >= h.similarity - 1e-6 for h in hits)
+
+
+def test_filters_hold_in_every_stage(vector_index):
+    years = {vector_index.paper(i).year for i in range(len(vector_index))}
+    cut = sorted(y for y in years if y)[0]  # the oldest year: only its papers may come back
+    ids = vector_index.ids
+    graph = CitationGraph({"citer": ids[:40]}, "test lists")
+    sec = RelatedWork(vector_index, graph=graph)
+    excluded = ids[0]
+    flt = SearchFilter(year_max=cut, exclude_ids=frozenset({excluded}))
+    hits = sec.search(vector_index.paper(0).text, 30, flt)
+    assert hits and all(h.paper.year <= cut and h.paper.id != excluded for h in hits)
+
+
+def test_cocitation_is_leave_one_out(vector_index):
+    query_paper = vector_index.paper(5)
+    far = vector_index.paper(len(vector_index) - 1)  # cited together with the query's nearest paper
+    nearest = vector_index.search(query_paper.text, 2, SearchFilter(exclude_ids=frozenset({query_paper.id})))[0].paper
+    graph = CitationGraph({"other-paper": [nearest.id, far.id, "10.0/not-indexed"], "query-paper": [nearest.id, far.id]},
+                          "test lists")
+    sec = RelatedWork(vector_index, graph=graph)
+    flt = SearchFilter(exclude_ids=frozenset({query_paper.id}))
+    cfg = SECConfig(cocite_weight=1.0).only(["semantic", "cocitation"])
+    assert {h.paper.id: h.cocited for h in sec.search(query_paper.text, 10, flt, config=cfg)}[far.id] == 2
+    hits = sec.search(query_paper.text, 10, flt, exclude_citers={"query-paper"}, config=cfg)
+    found = {h.paper.id: h for h in hits}
+    assert far.id in found and "cocitation" in found[far.id].found_by and found[far.id].cocited == 1
+    alone = sec.search(query_paper.text, 10, flt, exclude_citers={"other-paper", "query-paper"}, config=cfg)
+    assert far.id not in {h.paper.id for h in alone}  # never from the query's own (or excluded) lists
+    assert sec.graph_source() == "test lists"
+    assert RelatedWork(vector_index, graph=CitationGraph({}, "x")).graph_source() == "n/a"
+
+
+def test_degenerate_queries(sec):
+    assert sec.search("", 10) == [] and sec.search("   \n", 10) == []
+    assert sec.search("retrieval of abstracts", 0) == []
+    hits = sec.search("🙂 ∑ 42", 5)
+    assert len(hits) == 5  # nothing to extract: semantic neighbours still come back
+
+
+def test_stage_names_are_checked():
+    with pytest.raises(ValueError, match="unknown stage"):
+        SECConfig().only(["semantic", "bm25"])
+
+
+def test_clustering_steps_back_a_duplicate(tmp_path):
+    from peerlint.index.build import build_index
+    from peerlint.index.ingest import default_corpus_path, load_papers
+    from peerlint.index.store import open_index
+
+    real = [p for p in load_papers([default_corpus_path()], warn=lambda m: None) if (p.venue, p.year) == ("ICLR", 2017)][:5]
+    copy = Paper("copy-of-0", real[0].title, real[0].abstract, venue="arXiv", year=2017)
+    build_index(real + [copy], tmp_path / "idx", sources=["test"], show_progress=False)
+    index = open_index(tmp_path / "idx")
+    sec = RelatedWork(index, graph=CitationGraph({}, "none"))
+    plain = sec.search(real[0].text, 6, config=SECConfig().only(["semantic"]))
+    assert {h.paper.id for h in plain[:2]} == {real[0].id, "copy-of-0"}
+    clustered = sec.search(real[0].text, 6, config=SECConfig().only(["semantic", "clustering"]))
+    assert {h.paper.id for h in clustered} == {h.paper.id for h in plain}  # stepped back, not dropped
+    last = clustered[-1]
+    assert last.duplicate_of == clustered[0].paper.id and {last.paper.id, clustered[0].paper.id} == {real[0].id, "copy-of-0"}
+    assert all(not h.duplicate_of for h in clustered[:-1])
+
+
+# -- citation graph input ---------------------------------------------------------------------
+
+def test_reference_lists_file_with_bad_lines(tmp_path):
+    path = tmp_path / "refs.jsonl"
+    path.write_text('{"id": "p1", "references": ["a", "b"], "year": 2019}\n\n{"id": "p2", "cited": ["b", "c", "b"]}\n')
+    graph = CitationGraph.from_file(path)
+    assert len(graph) == 2 and graph.cocited("b") == {"a": 1, "c": 1}
+    assert graph.cocited("b", frozenset({"p2"})) == {"a": 1} and graph.cocited("b", year_max=2018) == {"c": 1}
+    path.write_text('{"id": "p1", "references": "a, b"}\n')
+    with pytest.raises(ValueError, match="refs.jsonl:1"):
+        CitationGraph.from_file(path)
+
+
+# -- the bench ---------------------------------------------------------------------------------
+
+def _bench(*argv) -> int:
+    from peerlint.server.cli import main
+
+    return main(["bench", "related", *map(str, argv)])
+
+
+def test_bench_counts_bad_ground_truth_and_never_crashes(index_path, vector_index, tmp_path, capsys):
+    a, b = vector_index.paper(3), vector_index.paper(7)
+    rows = [
+        {"id": "q-ok", "text": a.text, "year": a.year, "cited": [b.id, "10.9999/not-in-index"]},
+        {"id": "q-title", "text": b.abstract, "cited": [a.title.upper() + "  "], "paper": b.id},
+        {"id": "q-empty", "text": "   ", "cited": [a.id]},
+        {"id": "q-nothing-indexed", "text": "A text about retrieval.", "cited": ["10.9999/x", "Some Unknown Title"]},
+        {"id": "q-no-cites", "text": "Another text.", "cited": []},
+        {"id": "q-bad-year", "text": a.text, "year": "soon", "cited": [b.id]},
+    ]
+    truth = tmp_path / "truth.jsonl"
+    truth.write_text("\n".join(json.dumps(r) for r in rows) + "\nnot json\n[1, 2]\n{\"id\": \"x\", \"cited\": \"a\"}\n")
+    assert _bench("--truth", truth, "--index", index_path, "--out", tmp_path / "out", "--k", "5,10") == 0
+    captured = capsys.readouterr()
+    assert "truth.jsonl:7: not JSON" in captured.err and "truth.jsonl:9: 'cited' must be a list" in captured.err
+    assert "n/a" in captured.out  # no reference lists: the co-citation rows are not run
+    [result_file] = (tmp_path / "out").glob("related-truth-*.json")
+    result = json.loads(result_file.read_text())
+    c = result["counts"]
+    assert c["queries"] == 6 and c["scored"] == 3 and c["empty_text"] == 1 and c["no_cited_in_index"] == 2
+    assert c["cited_by_title"] == 1 and c["missing_ids"] == 3 and c["cited_missing"] == 3
+    assert result["cocitation_graph"] == "n/a" and len(result["ground_truth"]["problems"]) == 4
+    rows_by_name = {r["row"]: r for r in result["rows"]}
+    assert rows_by_name["+co-citation"]["recall"]["10"] is None and rows_by_name["+co-citation"]["note"]
+    assert 0 <= rows_by_name["semantic-only"]["recall"]["10"] <= 1
+    assert rows_by_name["semantic-only"]["gain"] is None and "gain" in rows_by_name["+entities"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--k", "ten"], "--k expects positive numbers"),
+    (["--k", "0,10"], "--k expects positive numbers"),
+    (["--stages", "semantic,bm25"], "--stages: unknown bm25"),
+    (["--truth", "/nonexistent/truth.jsonl", "--index", "/tmp"], "no such ground truth"),
+])
+def test_bench_user_errors(argv, message, capsys, tmp_path):
+    truth = tmp_path / "t.jsonl"
+    truth.write_text("")
+    assert _bench(*(argv if "--truth" in argv else ["--truth", truth, "--index", tmp_path, *argv])) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_bench_needs_an_index_or_corpus_with_a_truth(tmp_path, capsys):
+    truth = tmp_path / "t.jsonl"
+    truth.write_text('{"id": "a", "text": "x", "cited": []}\n')
+    assert _bench("--truth", truth) == 2 and "--index DIR or --corpus" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not (ACM / "citing.jsonl").exists(), reason="ACM-CR is not beside the repository")
+def test_acm_truths(tmp_path, capsys):
+    assert _bench("--make-truth", tmp_path) == 0
+    paper = [json.loads(line) for line in (tmp_path / "acm-cr-paper.jsonl").read_text().splitlines()]
+    context = [json.loads(line) for line in (tmp_path / "acm-cr-context.jsonl").read_text().splitlines()]
+    assert len(paper) == 20 and len(context) == 128
+    assert all(r["paper"] == r["id"] and r["year"] == 2020 and r["cited"] and ". " in r["text"] for r in paper)
+    assert all(r["id"].startswith(r["paper"] + "#") and r["cited"] and r["text"] for r in context)
+    assert len({d for r in context for d in r["cited"]}) == 407  # the unique DOIs cited in ACM-CR's contexts
+
+
+# -- the editor path ---------------------------------------------------------------------------
+
+def test_missing_related_work_offers_sec_papers_with_provenance(vector_index, tmp_path):
+    import time
+
+    from peerlint.analyzers.engine import Engine
+    from peerlint.analyzers.prior_work import RELATED_SECTIONS
+    from peerlint.analyzers.project_check import check_file
+    from peerlint.analyzers.related_work import related_work_for
+    from peerlint.analyzers.retrieval import Retriever
+    from peerlint.server.config import Settings
+
+    from conftest import EXAMPLES
+
+    shutil.copytree(EXAMPLES, tmp_path / "paper")
+    retriever = Retriever(vector_index)
+    result = check_file(tmp_path / "paper" / "draft.tex", Engine(Settings(), retriever=retriever), workspace=tmp_path)
+    missing = [j for j in result.judgments if j.code == "missing-related-work"]
+    assert missing and all(j.message.startswith("This ") and "cites none of its nearest prior papers" in j.message
+                           for j in missing)
+    for j in missing:
+        uncited = j.evidence["uncited"]
+        assert 1 <= len(uncited) <= Settings().related_work_k
+        assert all(h["found_by"] and h["similarity"] >= Settings().related_work_min_similarity for h in uncited)
+        assert all({"id", "title", "venue", "year", "url", "authors"} <= set(h) for h in uncited)  # what citing needs
+    # the editor's cost per paragraph once the index is open and the paragraph embedded
+    related = [c for c in result.chunks if RELATED_SECTIONS.search(c.section or "") and len(c.text) > 200]
+    vectors = retriever.vectors([c.text for c in related], [c.hash for c in related])
+    sec = related_work_for(vector_index)
+    assert sec is related_work_for(vector_index)  # one per index, shared by every run
+    t0 = time.perf_counter()
+    for chunk, vector in zip(related, vectors):
+        sec.search_vector(vector, chunk.text, Settings().related_work_k)
+    assert (time.perf_counter() - t0) / len(related) < 0.5
