@@ -83,7 +83,7 @@ def _copy_index(index_path: Path, tmp_path: Path) -> Path:
     return dest
 
 
-@pytest.mark.parametrize("damage", ["absent", "garbage", "old version"])
+@pytest.mark.parametrize("damage", ["absent", "garbage", "old version", "truncated postings"])
 def test_an_index_without_usable_entities_extracts_them_once(index_path, tmp_path, capsys, damage):
     from peerlint.index.store import open_index
 
@@ -94,9 +94,12 @@ def test_an_index_without_usable_entities_extracts_them_once(index_path, tmp_pat
         stored.unlink()
     elif damage == "garbage":
         stored.write_bytes(b"not a database" * 50)
-    else:
+    elif damage == "old version":
         with sqlite3.connect(stored) as db:
             db.execute("UPDATE meta SET value = '0' WHERE key = 'version'")
+    else:
+        with sqlite3.connect(stored) as db:
+            db.execute("UPDATE postings SET data = substr(data, 1, 80) WHERE name = 'paper_ent'")
     table = ent.entity_table(index)
     assert "extracting entities" in capsys.readouterr().err
     assert table.papers == len(index) and ent.read_entities(index.build, len(index)) is not None
