@@ -50,8 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default with ACM-CR: its citing papers, leave-one-out); `Paper.references` of the "
                              "index are always used")
     parser.add_argument("--stages", default="all", metavar="ROWS",
-                        help="rows to run: 'all' or a comma list of semantic, entities, cocitation, clustering, "
-                             "minus (the SEC-minus-one rows)")
+                        help="rows to run: 'all', or a comma list naming the cumulative rows by the stage each adds "
+                             "(semantic, entities, cocitation, clustering) and 'minus' for the SEC-minus-one rows")
     parser.add_argument("--k", default=",".join(map(str, CUTOFFS)), help="recall cutoffs (default: 10,20,30,40,50)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N queries of each ground truth")
     parser.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON results")
@@ -174,7 +174,7 @@ def evaluate(retriever, truth, rows, cutoffs=CUTOFFS, limit: int | None = None) 
     """Recall@k of every row over the truth's queries, with counts of what could not be scored."""
     from ..analyzers.related_work import SECConfig
     from ..index.papers import SearchFilter
-    from .related_truth import title_key
+    from ..analyzers.bibliography import normalise_title
 
     index = retriever.index
     by_title = _titles(index)
@@ -194,8 +194,8 @@ def evaluate(retriever, truth, rows, cutoffs=CUTOFFS, limit: int | None = None) 
         for ref in q.cited:
             if ref in index.id_to_idx:
                 wanted.add(ref)
-            elif title_key(ref) in by_title:
-                wanted.add(by_title[title_key(ref)])
+            elif normalise_title(ref) in by_title:
+                wanted.add(by_title[normalise_title(ref)])
                 counts["cited_by_title"] += 1
             else:
                 missing.add(ref)
@@ -264,11 +264,11 @@ def _cluster_credit(retriever, wanted: list[str], ids: list[str], cfg) -> float:
 def _titles(index) -> dict[str, str]:
     import sqlite3
 
-    from .related_truth import title_key
+    from ..analyzers.bibliography import normalise_title
 
     db = sqlite3.connect(f"file:{index.build / 'meta.sqlite'}?mode=ro", uri=True)
     try:
-        return {title_key(t): pid for pid, t in db.execute("SELECT id, title FROM papers") if t}
+        return {normalise_title(t): pid for pid, t in db.execute("SELECT id, title FROM papers") if t}
     finally:
         db.close()
 

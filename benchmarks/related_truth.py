@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -76,14 +75,6 @@ def read_truth(path: Path | str) -> Truth:
         queries.append(Query(qid, str(row.get("text") or ""), tuple(str(c) for c in cited if str(c).strip()),
                              year, str(row.get("paper") or qid)))
     return Truth(path.stem, queries, problems)
-
-
-_SPACE = re.compile(r"[^a-z0-9]+")
-
-
-def title_key(title: str) -> str:
-    """How a title given instead of an id is matched: case, spacing and punctuation ignored."""
-    return _SPACE.sub(" ", title.lower()).strip()
 
 
 def _citing(acm_dir: Path) -> list[dict]:
