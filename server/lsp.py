@@ -287,8 +287,7 @@ async def cmd_related(ls: PeerlintServer, *args) -> list[dict]:
     if chunk is None:
         return []
     loop = asyncio.get_running_loop()
-    hits = await loop.run_in_executor(ls.fast_worker, ls.service.nearest, chunk, 10)
-    return [h.to_json() for h in hits]
+    return await loop.run_in_executor(ls.fast_worker, ls.service.related, chunk, 10)
 
 
 @server.command("peerlint.checkNovelty")

@@ -208,6 +208,18 @@ class Service:
         k = k or self.settings.hover_k
         return [HitView.of(h) for h in retriever.neighbours([chunk], k)[chunk.hash]]
 
+    def related(self, chunk: Chunk, k: int = 10) -> list[dict]:
+        """*Show related work*: SciPIP SEC retrieval (semantic + shared entities + co-citation,
+        near-duplicates stepped back), each paper with the stages that found it."""
+        retriever = self.retriever()
+        if retriever is None:
+            return []
+        from ..analyzers.related_work import related_work_for
+
+        vector = retriever.vectors([chunk.text], [chunk.hash])[0]
+        hits = related_work_for(retriever.index).search_vector(vector, chunk.text, k)
+        return [{**HitView.of(h).to_json(), "found_by": list(h.found_by), "entities": list(h.entities)} for h in hits]
+
     def hover(self, uri: str, line: int, character: int) -> tuple[Chunk, list[dict], list[Judgment]] | None:
         chunk = self.chunk_at(uri, line, character)
         if chunk is None:
