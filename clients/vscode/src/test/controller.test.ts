@@ -180,14 +180,16 @@ describe('controller: server lifecycle and command wiring', () => {
     assert.strictEqual(clients[1].spec.hooks.onClosed().restart, true);
   });
 
-  it('Check novelty sends {uri, line, character} of the selection and shows the answer', async () => {
+  it('Check novelty sends the selection (start and end) and shows the answer', async () => {
     await make().start();
     vscode.window.activeTextEditor = vscode.latexEditor('file:///paper/draft.tex', 12, 4, 'latex', [14, 0]);
     await vscode.commands.executeCommand('peerlint.checkNoveltyOfSelection');
     const req = clients[0].requests.find((r) => r.params.command === 'peerlint.checkNovelty');
     assert.ok(req);
     assert.strictEqual(req.method, 'workspace/executeCommand');
-    assert.deepStrictEqual(req.params.arguments, [{ uri: 'file:///paper/draft.tex', line: 12, character: 4 }]);
+    assert.deepStrictEqual(req.params.arguments, [
+      { uri: 'file:///paper/draft.tex', line: 12, character: 4, end: { line: 14, character: 0 } },
+    ]);
     assert.deepStrictEqual(vscode.recorded.messages.map((m) => m.text), ['peerlint: Close to 3 papers of 2019-2020.']);
   });
 
