@@ -277,6 +277,23 @@ def tex_items(source: str, uri: str = "") -> list[Idea]:
     return ideas
 
 
+def list_items_at(source: str, offset: int, uri: str = "") -> list[Idea]:
+    """The `\\item`s of the list that `offset` is in (from its `\\begin` to its last item's end).
+
+    Consecutive items belong to one list unless an `\\end{` lies between them."""
+    groups: list[list[Idea]] = []
+    for item in tex_items(source, uri):
+        if groups and "\\end{" not in source[groups[-1][-1].end:item.start]:
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    for group in groups:
+        begin = source.rfind("\\begin{", 0, group[0].start)
+        if (begin if begin >= 0 else group[0].start) <= offset <= group[-1].end:
+            return group
+    return []
+
+
 def _read_tex(path: Path, text: str) -> IdeaFile:
     out = IdeaFile([])
     items = tex_items(text, str(path))

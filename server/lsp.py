@@ -310,6 +310,26 @@ async def cmd_novelty(ls: PeerlintServer, *args) -> dict:
     return result
 
 
+@server.command("peerlint.rankContributions")
+async def cmd_rank_contributions(ls: PeerlintServer, *args) -> dict:
+    where = _where(args)
+    token = str(uuid.uuid4())
+    progress = await ls.begin_progress(token, "peerlint: ranking contributions")
+    loop = asyncio.get_running_loop()
+
+    def report(done: int, total: int) -> None:
+        if progress:
+            loop.call_soon_threadsafe(ls.work_done_progress.report, token, lsp.WorkDoneProgressReport(
+                message=f"{done}/{total} comparisons", percentage=int(100 * done / max(total, 1))))
+
+    try:
+        return await loop.run_in_executor(ls.llm_worker, ls.service.rank_contributions, where["uri"],
+                                          int(where["line"]), int(where["character"]), report)
+    finally:
+        if progress:
+            ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
+
+
 @server.command("peerlint.reindex")
 async def cmd_reindex(ls: PeerlintServer, *args) -> dict:
     token = str(uuid.uuid4())

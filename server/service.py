@@ -15,7 +15,7 @@ from urllib.parse import unquote, urlparse
 
 from ..analyzers.bibliography import BibEntry
 from ..analyzers.engine import Engine
-from ..analyzers.latex import LineIndex, find_root, parse_project, selection_chunk
+from ..analyzers.latex import LineIndex, find_root, line_index, parse_project, selection_chunk
 from ..analyzers.novelty_check import NoveltyChecker
 from ..analyzers.project_check import parse_options, read_bibliography
 from ..analyzers.retrieval import HitView, Retriever
@@ -59,6 +59,7 @@ class Service:
         self._retriever: Retriever | None = None
         self._llm = None
         self._novelty: NoveltyChecker | None = None
+        self._nova: dict[tuple[str, str], object] = {}
         self._lock = threading.RLock()
         self.projects: dict[Path, ProjectState] = {}
         self.engine = Engine(self.settings, cache_path=self.cache_dir / "judgments.sqlite")
@@ -267,13 +268,53 @@ class Service:
             return {"ok": False, "reason": "put the cursor in a paragraph of prose (or give the draft an abstract)"}
         if self.retriever() is None:
             return {"ok": False, "reason": self.index_error}
-        judgment = self.novelty_checker().check(chunk, self.llm(), self.settings.severity_of("novelty"),
+        llm = self.llm()
+        judgment = self.novelty_checker().check(chunk, llm, self.settings.severity_of("novelty"),
                                                 self.settings.close_prior_work_threshold)
+        verdict = self.nova_verdict(chunk, llm)
+        judgment = replace(judgment, message=f"{judgment.message}\nNOVA check: {verdict.message()}",
+                           evidence={**judgment.evidence, "nova": verdict.to_json()})
         state = self.project_of(chunk.uri)
         if state is not None:
             kept = [j for j in state.judgments.get(chunk.uri, []) if not (j.code == "novelty" and j.chunk.hash == chunk.hash)]
             state.judgments[chunk.uri] = kept + [judgment]
         return {"ok": True, "score": judgment.score, "message": judgment.message, "evidence": judgment.evidence}
+
+    def nova_verdict(self, chunk: Chunk, llm):
+        """NOVA's check of the text (one planned-retrieval round: each costs seconds on a CPU model),
+        cached per text and model like the rest of *Check novelty*."""
+        from ..analyzers.nova_check import check_idea
+
+        key = (chunk.hash, f"{getattr(llm, 'name', '')}:{getattr(llm, 'model', '')}")
+        with self._lock:
+            found = self._nova.get(key)
+        if found is None:
+            found = check_idea(chunk.text, self.retriever(), llm, rounds=1)
+            with self._lock:
+                if len(self._nova) > 256:
+                    self._nova.clear()
+                self._nova[key] = found
+        return found
+
+    def rank_contributions(self, uri: str, line: int, character: int,
+                           progress: Callable[[int, int], None] | None = None) -> dict:
+        """Rank the `\\item`s of the list at the cursor with NOVA's Swiss tournament (5 rounds)."""
+        from ..analyzers.ideas import list_items_at
+        from ..analyzers.tournament import rank_items
+
+        source = self.document_text(uri)
+        items = list_items_at(source, line_index(source).offset(Position(line, character)), uri)
+        if len(items) < 2:
+            return {"ok": False, "reason": "put the cursor in an itemize/enumerate list of at least two \\items"}
+        retriever = self.retriever()
+        if retriever is None:
+            return {"ok": False, "reason": self.index_error}
+        ranking = rank_items(items, self.llm(), retriever.index.embedder, index=retriever.index, progress=progress)
+        out = ranking.to_json()
+        out.pop("matches", None)
+        lines = [f"{r['rank']}. ({r['points']:g} pts) {' '.join(r['text'].split())[:90]}" for r in out["ranking"]]
+        return {"ok": True, **out, "message": f"Contributions ranked by {ranking.comparator}, {ranking.rounds} rounds:\n"
+                + "\n".join(lines)}
 
     def rebuild_index(self) -> dict:
         """Rebuild from the corpus the current index was built from (the shipped one by default)."""
