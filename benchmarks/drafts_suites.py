@@ -4,12 +4,15 @@ Scorers compared everywhere they can be: `llm` (the paper: expected 1–10 ratin
 `embedding` (the shipped/trained heads of analyzers/drafts_heads.py), `ensemble` (the mean of
 the two 1–10 ratings, exactly what the editor computes).  LLM rows cover `--limit` items;
 embedding rows cover the whole held-out data and, for a fair comparison, the LLM's items too.
+revisions adds `fluency` (the embedded LM's log-likelihood of each sentence, all pairs) and a
+combination fitted on train.json, and names the scorer to prefer for revision comparisons.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import time
 from collections import Counter, defaultdict
 from statistics import mean
 
@@ -17,6 +20,8 @@ import numpy as np
 
 from ..analyzers.drafts_heads import LinearHead, VenueHead, load_register_head, save_register_head
 from ..analyzers.drafts_text import prepare
+from ..analyzers.fluency import POWERS, logliks
+from ..analyzers.llm.base import LLMUnavailable
 from ..analyzers.novelty import fit_pairwise_logistic
 from ..index.papers import Paper
 from .drafts import ARXIVEDITS, Bench, BenchError, load_fortunes, stable_split
@@ -124,6 +129,51 @@ def _edit_pairs(name: str) -> list[dict]:
     return out
 
 
+FLUENCY_FIT_PAIRS = 200  # train.json pairs scored to pick the normalisation and fit the combination (~4 min cold)
+
+
+def _fluency(bench: Bench, train: list[dict], dev: list[dict], feats: dict[str, tuple]) -> tuple[dict, dict]:
+    """Fluency rows (SmolLM2 log-likelihood after a neutral prompt) and a logistic combination.
+
+    The length normalisation is picked, and the combination of [Δ fluency, Δ length, Δ register head]
+    fitted, on a seeded sample of train.json; dev.json only reports.  `feats` maps "train"/"dev" to
+    (after, before) feature matrices of length and register rating.
+    """
+    start = time.perf_counter()
+    fit = sorted(random.Random(0).sample(range(len(train)), min(FLUENCY_FIT_PAIRS, len(train))))
+    try:
+        llm = bench.llm()
+        dev_ll = [logliks(llm, [p[side] for p in dev]) for side in ("after", "before")]
+        train_ll = [logliks(llm, [train[i][side] for i in fit]) for side in ("after", "before")]
+    except LLMUnavailable as exc:
+        return {}, {"skipped": f"fluency rows skipped: {exc}"}
+    seconds = time.perf_counter() - start
+
+    def fluency(lls, power):
+        return np.array([ll.per_token(power) for ll in lls])
+
+    train_wins = {name: win_rate(fluency(train_ll[0], pw), fluency(train_ll[1], pw))["win_rate"]
+                  for name, pw in POWERS.items()}
+    chosen = max(POWERS, key=train_wins.get)
+    scores = {f"fluency ({name}, SmolLM2)": tuple(fluency(lls, pw) for lls in dev_ll) for name, pw in POWERS.items()}
+
+    def matrix(lls, other):
+        return np.column_stack([fluency(lls, POWERS[chosen]), other])
+
+    (ta, tb), (da, db) = feats["train"], feats["dev"]
+    train_after, train_before = matrix(train_ll[0], ta[fit]), matrix(train_ll[1], tb[fit])
+    scale = (train_after - train_before).std(axis=0)
+    scale = np.where(scale > 1e-9, scale, 1.0)
+    w = fit_pairwise_logistic((train_after - train_before) / scale, l2=1.0) / scale
+    scores["combined (logistic: fluency, length, register; fit on train)"] = (matrix(dev_ll[0], da) @ w,
+                                                                             matrix(dev_ll[1], db) @ w)
+    info = {"prompt": "analyzers/fluency.PROMPT", "fit_pairs": len(fit), "train_win_rates": train_wins,
+            "chosen_normalisation": chosen, "combination_weights": dict(zip(
+                [f"fluency ({chosen})", "length (chars)", "register head"], map(float, w))),
+            "fluency_seconds": round(seconds, 1), "fluency_texts": 2 * (len(dev) + len(fit))}
+    return scores, info
+
+
 def revisions(bench: Bench) -> None:
     train, dev = _edit_pairs("train"), _edit_pairs("dev")
     head = _register(bench)
@@ -133,6 +183,11 @@ def revisions(bench: Bench) -> None:
     scores = {"length (longer = revised)": ([len(p["after"]) for p in dev], [len(p["before"]) for p in dev]),
               "embedding (register head)": (head.rating(va), head.rating(vb)),
               "revision head (trained on train.json)": (va @ w, vb @ w)}
+    feats = {name: tuple(np.column_stack([[len(p[side]) for p in pairs], head.rating(vec)])
+                         for side, vec in (("after", a), ("before", b)))
+             for name, pairs, a, b in (("train", train, ta, tb), ("dev", dev, va, vb))}
+    fluency_scores, fluency_info = _fluency(bench, train, dev, feats)
+    scores.update(fluency_scores)
     k = min(bench.args.limit or 10, len(dev))
     for label, retrieval in (("llm (A.1, RAG)", True), ("llm (A.2, no RAG)", False)):
         after = [bench.rate(p["after"], retrieval=retrieval).score for p in dev[:k]]
@@ -156,13 +211,18 @@ def revisions(bench: Bench) -> None:
     names = list(scores)
     intent_rows = [[g] + [f"{_r(per_intent[n][g]['win_rate'], 2)} ({per_intent[n][g]['n']})" if g in per_intent[n] else "-"
                           for n in names] for g in intents]
+    full = [r for r in rows if r[1] == len(dev)]
+    best = max(full, key=lambda r: r[2])
+    preferred = (f"prefer `{best[0]}` for revision comparisons: the best win rate over all {len(dev)} dev pairs "
+                 f"({best[2]}; target 0.60 {'met' if best[2] >= 0.60 else 'not met'})")
+    print(f"\n{preferred}" + (f"\n{fluency_info['skipped']}" if "skipped" in fluency_info else ""), flush=True)
     bench.report("revisions", {"pairs": f"arXivEdits dev.json ({len(dev)} sentence pairs, revised vs original); "
                                         f"revision head trained on train.json ({len(train)} pairs)",
-                               "llm_pairs": k},
+                               "llm_pairs": k, "fluency": fluency_info},
                  [("revisions: revised > original (target win rate >= 0.60; paper v1 6.25 -> v4 6.38 RAG, 6.31 -> 6.25 no RAG)",
                    ["scorer", "pairs", "win rate", "mean orig", "mean revised", "mean diff"], rows),
                   ("revisions: win rate (pairs) per edit intention", ["intention"] + names, intent_rows)],
-                 {"rows": rows, "per_intention": per_intent})
+                 {"rows": rows, "per_intention": per_intent, "preferred": preferred})
 
 
 # -- venue (Section 4.2) ---------------------------------------------------------------------------

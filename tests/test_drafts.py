@@ -11,7 +11,8 @@ import pytest
 from peerlint.analyzers.drafts_heads import LinearHead, VenueHead, paper_matrix
 from peerlint.analyzers.drafts_scoring import SCALE, DraftScorer, aggregate, expected_score
 from peerlint.analyzers.drafts_text import prepare
-from peerlint.analyzers.llm.base import ChoiceScores, GenerateParams, LLMError, normalise_logprobs, one_hot
+from peerlint.analyzers.llm.base import (ChoiceScores, GenerateParams, LLMError, LLMUnavailable, LogLik, normalise_logprobs,
+                                         one_hot)
 from peerlint.analyzers.retrieval import Retriever
 from peerlint.analyzers.venue_guess import guess_venue
 from peerlint.benchmarks.drafts_metrics import auroc, spearman, win_rate
@@ -164,6 +165,34 @@ def test_garbage_and_failing_llms_give_a_defined_result():
     flat = DraftScorer(FakeLLM(probs=[0.09] * 9 + [0.19])).score(PROSE, retrieval=False)
     assert flat.score is not None and flat.low_confidence and flat.to_evidence()["low_confidence"]
     assert DraftScorer(FakeLLM(text="")).suggest(PROSE, flat) == ""
+
+
+class LoglikLLM:
+    """A backend that can score text: one nat per character, counting calls."""
+
+    name, model = "fake", "fake-1"
+
+    def __init__(self):
+        self.calls = 0
+
+    def loglik(self, prompt: str, text: str) -> LogLik:
+        self.calls += 1
+        return LogLik(-float(len(text)), len(text.split()))
+
+
+def test_fluency_is_cached_normalised_and_unavailable_without_text_scoring(tmp_path):
+    from peerlint.analyzers.fluency import POWERS, logliks
+    from peerlint.analyzers.llm.cache import CachedLLM
+
+    inner = LoglikLLM()
+    cached = CachedLLM(inner, cache_dir=tmp_path)
+    first = logliks(cached, ["a bb ccc", ""])
+    assert logliks(cached, ["a bb ccc", ""]) == first and inner.calls == 2
+    assert [first[0].per_token(p) for p in POWERS.values()] == [-8 / 3, pytest.approx(-8 / 3 ** 0.5), -8.0]
+    assert LogLik(0.0, 0).per_token() == 0.0
+    for backend in (FakeLLM(), CachedLLM(FakeLLM(), cache_dir=tmp_path)):  # like Ollama: no prompt scoring
+        with pytest.raises(LLMUnavailable, match="likelihood"):
+            logliks(backend, ["text"])
 
 
 def test_chunk_scores_average_per_section_and_paper():

@@ -11,7 +11,7 @@ import pytest
 from llm_fixtures import RATING_PROMPT, SCHEMA, SMALL, needs_model
 from llm_fixtures import embedded  # noqa: F401  (pytest fixtures)
 
-from peerlint.analyzers.llm.base import GenerateParams, LLMBadOutput, LLMError, LLMUnavailable
+from peerlint.analyzers.llm.base import GenerateParams, LLMBadOutput, LLMError, LLMUnavailable, LogLik
 from peerlint.analyzers.llm.embedded import EmbeddedLLM, find_gguf
 
 pytestmark = needs_model
@@ -95,3 +95,40 @@ def test_concurrent_calls_match_serial_ones(embedded):
     for t in threads:
         t.join()
     assert results.count(expected) == 2 and results.count(text) == 2
+
+
+def _typo_fix() -> dict:
+    from peerlint.benchmarks.drafts import ARXIVEDITS
+
+    path = ARXIVEDITS / "dev.json"
+    if not path.is_file():
+        pytest.skip(f"{path} is missing")
+    return next(item for item in json.loads(path.read_text()).values()
+                if "we provides an overview" in item["sentence-1"])
+
+
+def test_loglik_prefers_a_real_typo_fix(embedded):
+    """arXivEdits dev: "we provides" -> "we provide" must read as more fluent to the model."""
+    from peerlint.analyzers.fluency import PROMPT
+
+    pair = _typo_fix()
+    assert [e["intention"] for e in pair["edits-combination-0"].values()] == ["Improve-grammar-Typo"]
+    before, after = embedded.loglik(PROMPT, pair["sentence-1"]), embedded.loglik(PROMPT, pair["sentence-2"])
+    assert after.per_token() > before.per_token() and after.total > before.total
+
+
+def test_loglik_matches_score_and_handles_empty_and_garbage(embedded):
+    prompt = "A sentence from a scientific paper:\n"
+    text = "We show that the method works well ."
+    ll = embedded.loglik(prompt, text)
+    engine = embedded.engine
+    assert ll.total == pytest.approx(engine.choice_logprobs(engine.tokenize_prompt(prompt), [text])[0], abs=1e-4)
+    assert embedded.loglik(prompt, text) == ll  # deterministic
+    assert embedded.loglik(prompt, "") == LogLik(0.0, 0) and LogLik(0.0, 0).per_token() == 0.0
+    for garbage in ("\x00@@##\ufffd ]]] \u202e", "x", "}" * 50):
+        for p in (prompt, ""):  # an empty prompt scores after a BOS token
+            got = embedded.loglik(p, garbage)
+            assert got.n_tokens > 0 and math.isfinite(got.total) and got.total < 0
+    with pytest.raises(LLMError, match="n_ctx"):
+        embedded.loglik(prompt, "word " * 3000)
+    assert embedded.score(RATING_PROMPT, ["1", "2"]) == embedded.score(RATING_PROMPT, ["1", "2"])  # engine still sane

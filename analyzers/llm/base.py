@@ -50,6 +50,18 @@ class ChoiceScores:
         return max(self.probs) if self.probs else 0.0
 
 
+@dataclass(frozen=True)
+class LogLik:
+    """How likely the model finds a text after a prompt: the summed token log-probability and its token count."""
+
+    total: float
+    n_tokens: int
+
+    def per_token(self, power: float = 1.0) -> float:
+        """`total / n_tokens**power`: 1 is the mean (fluency regardless of length), 0 the sum, 0.5 in between."""
+        return self.total / self.n_tokens ** power if self.n_tokens else 0.0
+
+
 def check_json(text: str, schema: dict[str, Any] | None, source: str) -> str:
     """Raise `LLMBadOutput` unless `text` is a JSON object holding the schema's required keys.
 

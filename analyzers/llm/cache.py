@@ -19,7 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Sequence
 
-from .base import LLM, ChoiceScores, GenerateParams
+from .base import LLM, ChoiceScores, GenerateParams, LLMUnavailable, LogLik
 
 log = logging.getLogger(__name__)
 
@@ -190,6 +190,19 @@ class CachedLLM:
             key, {"choices": list(scores.choices), "probs": list(scores.probs), "logprobs": list(scores.logprobs)}
         )
         return scores
+
+    def loglik(self, prompt: str, text: str) -> LogLik:
+        """The backend's text log-likelihood; backends without prompt scoring (Ollama) raise LLMUnavailable."""
+        inner = getattr(self.inner, "loglik", None)
+        if inner is None:
+            raise LLMUnavailable(f"the {self.inner.name} backend cannot score a given text's likelihood: use --backend embedded")
+        key = self._key("loglik", prompt, text=text)
+        hit = self.cache.get(key)
+        if isinstance(hit, dict) and "total" in hit:
+            return LogLik(float(hit["total"]), int(hit["n_tokens"]))
+        result = inner(prompt, text)
+        self.cache.put(key, asdict(result))
+        return result
 
     def __getattr__(self, attr: str) -> Any:  # backend extras (e.g. `host`, `stream_generate`)
         if attr == "inner":

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from .base import ChoiceScores, GenerateParams, LLMBadOutput, LLMError, LLMUnavailable, check_json, normalise_logprobs
+from .base import (ChoiceScores, GenerateParams, LLMBadOutput, LLMError, LLMUnavailable, LogLik, check_json,
+                   normalise_logprobs)
 
 
 def _libgomp_loaded() -> bool:
@@ -247,6 +248,39 @@ class Engine:
             finally:
                 self.llm._requires_eval = True  # the live logits are not the prompt's any more
 
+    def text_loglik(self, prompt: list[int], text: str) -> LogLik:
+        """Summed log p(token | prompt, earlier tokens) over `text`'s tokens, in one batched pass.
+
+        The prompt is evaluated as usual; the text then goes in as batches that keep every row's
+        logits (the engine's `Llama` keeps only the last).  An empty prompt is a lone BOS token, so
+        the first token is scored too; an empty text scores 0 over 0 tokens.
+        """
+        import numpy as np
+
+        tokens = self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        if not tokens:
+            return LogLik(0.0, 0)
+        bos = self.llm.token_bos()
+        with self.lock:
+            self.start(prompt or [bos if bos != -1 else self.llm.token_eos()], reserve=len(tokens))
+            base, total = self.llm.n_tokens, 0.0
+            prev = self.last_logits()[None, :]
+            try:
+                for i in range(0, len(tokens), self.llm.n_batch):
+                    batch = tokens[i:i + self.llm.n_batch]
+                    self.llm._batch.set_batch(batch=batch, n_past=base + i, logits_all=True)
+                    self.llm._ctx.decode(self.llm._batch)
+                    rows = np.ctypeslib.as_array(self.llm._ctx.get_logits(), shape=(len(batch), self.n_vocab))
+                    logits = np.vstack([prev, rows[:-1]]).astype(np.float64)
+                    top = logits.max(axis=1)
+                    norm = top + np.log(np.exp(logits - top[:, None]).sum(axis=1))
+                    total += float((logits[np.arange(len(batch)), batch] - norm).sum())
+                    prev = rows[-1:].copy()
+            finally:
+                self.llm.n_tokens = base
+                self.llm._requires_eval = True  # the KV cache and logits hold the text now
+        return LogLik(total, len(tokens))
+
     def complete(self, tokens: list[int], max_tokens: int, temperature: float = 0.0, seed: int = 42,
                  json_format: str | dict[str, Any] | None = None, top_logprobs: int | None = None) -> Completion:
         """Decode from `tokens`; `json_format` "json" or a JSON schema constrains it by grammar."""
@@ -332,3 +366,8 @@ class EmbeddedLLM:
         if not choices:
             raise ValueError("score() needs at least one choice")
         return normalise_logprobs(choices, self.engine.choice_logprobs(self._prompt(prompt, system), choices))
+
+    def loglik(self, prompt: str, text: str) -> LogLik:
+        """How likely `text` is right after the raw `prompt` (no chat template): a fluency measure."""
+        engine = self.engine
+        return engine.text_loglik(engine.tokenize_prompt(prompt), text)
