@@ -112,7 +112,7 @@ def test_neovim_diagnostics_cite_action_and_commands(nvim, index_path, project, 
         "PEERLINT_NVIM_NOVELTY": "1" if registration == "enable" else "0",  # its LLM call is slow: once is enough
     })
     novelty = ["novelty"] if registration == "enable" else []
-    assert r["steps"] == ["opened", "attached", "diagnostics", "cited", "status", *novelty, "related"]
+    assert r["steps"] == ["opened", "attached", "diagnostics", "cited", "status", *novelty, "related", "ranking"]
     assert r["filetype"] == "tex" and r["registration"] == registration
     assert r["client"]["name"] == "peerlint" and r["client"]["root_dir"] == str(project)
     assert r["client"]["init_options"] == settings
@@ -161,6 +161,11 @@ def test_neovim_diagnostics_cite_action_and_commands(nvim, index_path, project, 
         assert any(p["kind"] == "end" for p in r["progress"])
     assert r["related"][0]["title"] == PARAPHRASED
     assert len(r["quickfix"]) == len(r["related"]) and PARAPHRASED in r["quickfix"][0]
+
+    # :PeerlintRankContributions on the draft's three-item contributions list
+    assert r["ranking"]["ok"] is True and len(r["ranking"]["ranking"]) == 3
+    assert r["ranking"]["message"].startswith("Contributions ranked by ")
+    assert {item["text"].split()[1] for item in r["ranking"]["ranking"]} == {"formulate", "describe", "evaluate"}
 
 
 def _tex(tmp_path: Path) -> Path:

@@ -10,7 +10,8 @@ local function cmd(name, fn, opts)
   end, opts)
 end
 
-cmd('PeerlintNovelty', 'novelty', { range = true, desc = 'peerlint: check novelty of the paragraph at the cursor (or range start)' })
+cmd('PeerlintNovelty', 'novelty', { range = true, desc = 'peerlint: check novelty of the paragraph at the cursor (or of the range)' })
+cmd('PeerlintRankContributions', 'rank_contributions', { desc = 'peerlint: rank the \\items of the list at the cursor (Swiss tournament)' })
 cmd('PeerlintRelated', 'related', { range = true, bang = true, desc = 'peerlint: nearest published papers (! fills the quickfix list)' })
 cmd('PeerlintStatus', 'status', { bang = true, desc = 'peerlint: index and backend state (! prints the full JSON)' })
 cmd('PeerlintReindex', 'reindex', { desc = 'peerlint: rebuild the index' })

@@ -107,7 +107,7 @@ local function scenario()
 
   if os.getenv('PEERLINT_NVIM_NOVELTY') ~= '0' then -- the LLM makes this the slow step
     vim.cmd('PeerlintNovelty')
-    wait(':PeerlintNovelty', 120000, function() return peerlint.last_novelty ~= nil end)
+    wait(':PeerlintNovelty', 300000, function() return peerlint.last_novelty ~= nil end)
     result.novelty = peerlint.last_novelty
     step('novelty')
   end
@@ -117,6 +117,18 @@ local function scenario()
   result.related = peerlint.last_related
   result.quickfix = vim.tbl_map(function(item) return item.text end, vim.fn.getqflist())
   step('related')
+
+  vim.cmd('cclose')
+  vim.api.nvim_set_current_buf(buf)
+  local item_line
+  for i, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    if line:find('\\item We describe RASP', 1, true) then item_line = i end
+  end
+  vim.api.nvim_win_set_cursor(0, { item_line, 4 })
+  vim.cmd('PeerlintRankContributions')
+  wait(':PeerlintRankContributions', 120000, function() return peerlint.last_ranking ~= nil end)
+  result.ranking = peerlint.last_ranking
+  step('ranking')
 end
 
 local ok, err = xpcall(scenario, debug.traceback)

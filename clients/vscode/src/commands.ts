@@ -88,6 +88,25 @@ export async function presentRelated(result: unknown): Promise<RelatedPaper | un
   return picked.paper;
 }
 
+/** `peerlint.rankContributions`'s answer (server/service.py: Service.rank_contributions). */
+export interface RankingResult {
+  ok: boolean;
+  message?: string;
+  reason?: string | null;
+}
+
+/** The ranking goes to the output channel (one line per item); a short notice points there. */
+export function presentRanking(result: unknown, output: vscode.OutputChannel): void {
+  const r = (result ?? {}) as RankingResult;
+  if (r.ok) {
+    output.appendLine(r.message ?? 'contributions ranked');
+    output.show(true);
+    void vscode.window.showInformationMessage('peerlint: contributions ranked (see the peerlint output).');
+  } else {
+    void vscode.window.showWarningMessage(`peerlint: cannot rank contributions here: ${r.reason ?? 'unknown reason'}`);
+  }
+}
+
 export function presentNovelty(result: unknown): void {
   const r = (result ?? {}) as NoveltyResult;
   if (r.ok) {

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import {
   isLatexEditor,
   presentNovelty,
+  presentRanking,
   presentRelated,
   reindexSummary,
   whereOf,
@@ -59,6 +60,7 @@ export type ServerState = 'stopped' | 'starting' | 'running' | 'not-found' | 'fa
 export const PALETTE_COMMANDS = {
   'peerlint.checkNoveltyOfSelection': 'peerlint.checkNovelty',
   'peerlint.showRelatedWork': 'peerlint.relatedWork',
+  'peerlint.rankContributionsAtCursor': 'peerlint.rankContributions',
   'peerlint.rebuildIndex': 'peerlint.reindex',
   'peerlint.showStatus': 'peerlint.status',
 } as const;
@@ -95,6 +97,7 @@ export class Controller implements vscode.Disposable {
       this.statusItem,
       vscode.commands.registerCommand('peerlint.checkNoveltyOfSelection', () => this.checkNovelty()),
       vscode.commands.registerCommand('peerlint.showRelatedWork', () => this.showRelatedWork()),
+      vscode.commands.registerCommand('peerlint.rankContributionsAtCursor', () => this.rankContributions()),
       vscode.commands.registerCommand('peerlint.rebuildIndex', () => this.rebuildIndex()),
       vscode.commands.registerCommand('peerlint.showStatus', () => this.showStatus()),
       vscode.commands.registerCommand('peerlint.restartServer', () => this.restart()),
@@ -280,6 +283,18 @@ export class Controller implements vscode.Disposable {
     const result = await this.executeServer(PALETTE_COMMANDS['peerlint.checkNoveltyOfSelection'], [where]);
     if (result !== undefined) {
       presentNovelty(result);
+    }
+    return result;
+  }
+
+  async rankContributions(): Promise<unknown> {
+    const where = this.activeWhere();
+    if (!where) {
+      return undefined;
+    }
+    const result = await this.executeServer(PALETTE_COMMANDS['peerlint.rankContributionsAtCursor'], [where]);
+    if (result !== undefined) {
+      presentRanking(result, this.output);
     }
     return result;
   }

@@ -1,5 +1,5 @@
 -- peerlint for Neovim: registers the peerlint language server for tex/plaintex buffers and adds
--- :PeerlintNovelty, :PeerlintRelated, :PeerlintStatus, :PeerlintReindex and :PeerlintRestart.
+-- :PeerlintNovelty, :PeerlintRelated, :PeerlintRankContributions, :PeerlintStatus, :PeerlintReindex and :PeerlintRestart.
 --
 --   require('peerlint').setup({
 --     cmd = { 'peerlint', 'serve' },                  -- or { '/path/.venv/bin/python', '-m', 'peerlint', 'serve' }
@@ -35,6 +35,7 @@ M.defaults = {
 M.config = nil
 M.last_status = nil ---@type table|nil  the last answer of peerlint.status
 M.last_related = nil ---@type table|nil the last answer of peerlint.relatedWork
+M.last_ranking = nil ---@type table|nil the last answer of peerlint.rankContributions
 M.last_novelty = nil ---@type table|nil the last answer of peerlint.checkNovelty
 
 local crashes = {} ---@type number[]  times (s) the server exited unexpectedly
@@ -243,6 +244,20 @@ function M.related(opts)
     if not err then
       M.last_related = result
       ui.show_related(result, opts and opts.bang)
+    end
+  end)
+end
+
+function M.rank_contributions(opts)
+  M.exec('peerlint.rankContributions', { M.where() }, function(err, result)
+    if err or type(result) ~= 'table' then
+      return
+    end
+    M.last_ranking = result
+    if result.ok then
+      notify(result.message or 'contributions ranked')
+    else
+      notify('cannot rank contributions here: ' .. tostring(result.reason), vim.log.levels.WARN)
     end
   end)
 end

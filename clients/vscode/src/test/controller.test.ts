@@ -58,6 +58,7 @@ const ANSWERS: Record<string, unknown> = {
   'peerlint.status': STATUS,
   'peerlint.relatedWork': PAPERS,
   'peerlint.checkNovelty': { ok: true, score: 0.2, message: 'Close to 3 papers of 2019-2020.' },
+  'peerlint.rankContributions': { ok: true, message: 'Contributions ranked by embedding, 5 rounds:\n1. (3 pts) A benchmark' },
   'peerlint.reindex': { path: '/idx', papers: 2213, chunks: 4000, embedded: 10, cached: 3990, seconds: 12.5 },
 };
 
@@ -93,6 +94,7 @@ describe('controller: server lifecycle and command wiring', () => {
     make();
     assert.deepStrictEqual(vscode.commands.registered().sort(), [
       'peerlint.checkNoveltyOfSelection',
+      'peerlint.rankContributionsAtCursor',
       'peerlint.rebuildIndex',
       'peerlint.restartServer',
       'peerlint.showRelatedWork',
@@ -191,6 +193,18 @@ describe('controller: server lifecycle and command wiring', () => {
       { uri: 'file:///paper/draft.tex', line: 12, character: 4, end: { line: 14, character: 0 } },
     ]);
     assert.deepStrictEqual(vscode.recorded.messages.map((m) => m.text), ['peerlint: Close to 3 papers of 2019-2020.']);
+  });
+
+  it('Rank contributions sends the cursor and writes the ranking to the output channel', async () => {
+    const c = make();
+    await c.start();
+    vscode.window.activeTextEditor = vscode.latexEditor('file:///paper/draft.tex', 20, 6, 'latex');
+    await vscode.commands.executeCommand('peerlint.rankContributionsAtCursor');
+    const req = clients[0].requests.find((r) => r.params.command === 'peerlint.rankContributions');
+    assert.deepStrictEqual(req?.params.arguments, [{ uri: 'file:///paper/draft.tex', line: 20, character: 6 }]);
+    const lines = (c.output as unknown as { lines: string[] }).lines;
+    assert.ok(lines.some((l) => l.includes('1. (3 pts) A benchmark')), lines.join('\n'));
+    assert.deepStrictEqual(vscode.recorded.messages.map((m) => m.text), ['peerlint: contributions ranked (see the peerlint output).']);
   });
 
   it('Show related work lists the papers and opens the one picked', async () => {
