@@ -139,6 +139,24 @@ class PeerlintServer(LanguageServer):
         self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=False))
         return True
 
+    async def run_with_progress(self, title: str, fn, *args, reports: bool = False):
+        """`fn(*args)` on the LLM worker under a work-done progress; `reports`: `fn` also gets a
+        (done, total) callback that updates the progress from the worker thread."""
+        token = str(uuid.uuid4())
+        progress = await self.begin_progress(token, title)
+        loop = asyncio.get_running_loop()
+
+        def report(done: int, total: int) -> None:
+            if progress:
+                loop.call_soon_threadsafe(self.work_done_progress.report, token, lsp.WorkDoneProgressReport(
+                    message=f"{done}/{total}", percentage=int(100 * done / max(total, 1))))
+
+        try:
+            return await loop.run_in_executor(self.llm_worker, fn, *args, *((report,) if reports else ()))
+        finally:
+            if progress:
+                self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
+
     async def pull_configuration(self) -> None:
         caps = self.client_capabilities.workspace
         if not (caps and caps.configuration):
@@ -293,17 +311,10 @@ async def cmd_related(ls: PeerlintServer, *args) -> list[dict]:
 @server.command("peerlint.checkNovelty")
 async def cmd_novelty(ls: PeerlintServer, *args) -> dict:
     where = _where(args)
-    token = str(uuid.uuid4())
-    progress = await ls.begin_progress(token, "peerlint: checking novelty")
-    loop = asyncio.get_running_loop()
-    try:
-        end = where.get("end")
-        end = (int(end["line"]), int(end["character"])) if isinstance(end, dict) else None
-        result = await loop.run_in_executor(ls.llm_worker, ls.service.check_novelty, where["uri"],
-                                            int(where["line"]), int(where["character"]), end)
-    finally:
-        if progress:
-            ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
+    end = where.get("end")
+    end = (int(end["line"]), int(end["character"])) if isinstance(end, dict) else None
+    result = await ls.run_with_progress("peerlint: checking novelty", ls.service.check_novelty, where["uri"],
+                                        int(where["line"]), int(where["character"]), end)
     state = ls.service.project_of(where["uri"])
     if state is not None:
         ls.publish(state)
@@ -313,33 +324,13 @@ async def cmd_novelty(ls: PeerlintServer, *args) -> dict:
 @server.command("peerlint.rankContributions")
 async def cmd_rank_contributions(ls: PeerlintServer, *args) -> dict:
     where = _where(args)
-    token = str(uuid.uuid4())
-    progress = await ls.begin_progress(token, "peerlint: ranking contributions")
-    loop = asyncio.get_running_loop()
-
-    def report(done: int, total: int) -> None:
-        if progress:
-            loop.call_soon_threadsafe(ls.work_done_progress.report, token, lsp.WorkDoneProgressReport(
-                message=f"{done}/{total} comparisons", percentage=int(100 * done / max(total, 1))))
-
-    try:
-        return await loop.run_in_executor(ls.llm_worker, ls.service.rank_contributions, where["uri"],
-                                          int(where["line"]), int(where["character"]), report)
-    finally:
-        if progress:
-            ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
+    return await ls.run_with_progress("peerlint: ranking contributions", ls.service.rank_contributions,
+                                      where["uri"], int(where["line"]), int(where["character"]), reports=True)
 
 
 @server.command("peerlint.reindex")
 async def cmd_reindex(ls: PeerlintServer, *args) -> dict:
-    token = str(uuid.uuid4())
-    progress = await ls.begin_progress(token, "peerlint: rebuilding the index")
-    loop = asyncio.get_running_loop()
-    try:
-        report = await loop.run_in_executor(ls.llm_worker, ls.service.rebuild_index)
-    finally:
-        if progress:
-            ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
+    report = await ls.run_with_progress("peerlint: rebuilding the index", ls.service.rebuild_index)
     ls.warned.discard("index")
     ls.reanalyse_open()
     return report
