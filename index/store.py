@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -289,15 +290,31 @@ def write_build(build: Path, papers: Sequence[Paper], content_hashes: Sequence[s
             os.fsync(fh.fileno())
 
 
+KEEP_RECENT_S = 3600  # old builds younger than this are kept for readers that still have them open
+
+
 def make_live(root: Path, build: Path) -> None:
-    """Point CURRENT at `build` atomically, then drop builds nobody points at."""
+    """Point CURRENT at `build` atomically, then drop old builds.
+
+    The build CURRENT pointed at until now, and any build younger than `KEEP_RECENT_S`, stay: another
+    process (an editor's server, a second test session) may still be reading them."""
     import shutil
 
+    try:
+        previous = (root / "CURRENT").read_text().strip()
+    except OSError:
+        previous = ""
     tmp = root / f"CURRENT.tmp{os.getpid()}"
     tmp.write_text(build.name)
     with open(tmp, "rb") as fh:
         os.fsync(fh.fileno())
     os.replace(tmp, root / "CURRENT")
+    cutoff = time.time() - KEEP_RECENT_S
     for old in (root / "builds").iterdir():
-        if old.name != build.name and not old.name.startswith("."):
-            shutil.rmtree(old, ignore_errors=True)
+        if old.name in (build.name, previous) or old.name.startswith("."):
+            continue
+        try:
+            if old.stat().st_mtime < cutoff:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            pass

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import peerlint.index.store as store_module
 from peerlint.index.build import build_index
 from peerlint.index.embed import Embedder
 from peerlint.index.ingest import default_corpus_path, load_papers
@@ -287,13 +288,14 @@ def test_crash_while_writing_a_build_keeps_the_old_index(built, tmp_path, monkey
     assert _live_ids(root, embedder) == before
 
     monkeypatch.undo()
+    monkeypatch.setattr(store_module, "KEEP_RECENT_S", 0)  # as if the failed builds were an hour old
     build_index(extra_papers, root, embedder, show_progress=False)
     assert _live_ids(root, embedder) == [p.id for p in extra_papers]
-    builds = list((root / "builds").iterdir())
-    assert [b.name for b in builds] == [(root / "CURRENT").read_text().strip()]  # stale builds cleaned
+    builds = {b.name for b in (root / "builds").iterdir()}
+    assert builds == {(root / "CURRENT").read_text().strip(), current.strip()}  # stale builds cleaned; the previous live one stays
 
 
-def test_killed_build_process_keeps_the_old_index(built, tmp_path, embedder, papers):
+def test_killed_build_process_keeps_the_old_index(built, tmp_path, embedder, papers, monkeypatch):
     """A real SIGKILL while a build process is writing its HNSW graph."""
     import pickle
 
@@ -324,9 +326,16 @@ def test_killed_build_process_keeps_the_old_index(built, tmp_path, embedder, pap
         proc.wait(timeout=30)
     assert _live_ids(root, embedder) == before
     assert len(list((root / "builds").iterdir())) == 2  # the half-written build is left behind...
+    previous = (root / "CURRENT").read_text().strip()
     build_index(reordered, root, embedder, show_progress=False)
     assert _live_ids(root, embedder) == [p.id for p in reordered]
-    assert len(list((root / "builds").iterdir())) == 1  # ...until the next good build cleans it
+    assert len(list((root / "builds").iterdir())) == 3  # a young half-written build may be another writer's
+    monkeypatch.setattr(store_module, "KEEP_RECENT_S", 0)
+    build_index(papers, root, embedder, show_progress=False)
+    kept = {b.name for b in (root / "builds").iterdir()}
+    live = (root / "CURRENT").read_text().strip()
+    assert previous not in kept and len(kept) == 2  # ...old ones go; the live and the one before stay
+    assert live in kept and _live_ids(root, embedder) == [p.id for p in papers]
 
 
 # -- damaged indexes ------------------------------------------------------------------------
