@@ -160,7 +160,7 @@ def _plan(llm, idea: str, found: Sequence[str], per_round: int) -> tuple[list[st
     """(queries, status, detail) of one planning round."""
     from .llm.base import GenerateParams
     from .novelty_llm import clip, load_prompt
-    from .tournament import _llm_failures, classify_failure
+    from .comparators import _llm_failures, classify_failure
 
     prompt = load_prompt("nova_plan")
     listed = "\n".join(f"- {t}" for t in found) or "- none yet"
@@ -239,7 +239,7 @@ def judge_paper(llm, idea: str, hit: Hit, judge: str = "score") -> tuple[str, bo
 
     from .llm.base import GenerateParams
     from .novelty_llm import clip, load_prompt
-    from .tournament import _llm_failures, classify_failure
+    from .comparators import _llm_failures, classify_failure
 
     prompt = load_prompt("nova_novelty")
     user = prompt.render("user", proposal=clip(idea, IDEA_CHARS), paper=_paper_text(hit))

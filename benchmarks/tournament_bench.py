@@ -184,8 +184,8 @@ class CachedEmbed:
 def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
     import numpy as np
 
-    from ..analyzers.tournament import (HybridComparator, LLMComparator, ScoreComparator, Topicality, auroc,
-                                        swiss_tournament, top_half_accuracy)
+    from ..analyzers.comparators import HybridComparator, LLMComparator, ScoreComparator, Topicality
+    from ..analyzers.tournament import auroc, swiss_tournament, top_half_accuracy
 
     wanted = [v.strip() for v in args.variants.split(",") if v.strip()]
     wanted = list(VARIANTS) if wanted == ["all"] else wanted

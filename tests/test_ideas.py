@@ -18,8 +18,9 @@ from llm_fixtures import closed_port, loopback, needs_model  # noqa: F401  (loop
 from peerlint.analyzers.ideas import Idea, dedup, read_ideas, tex_items
 from peerlint.analyzers.llm.base import ChoiceScores, GenerateParams, LLMBadOutput, LLMUnavailable, normalise_logprobs
 from peerlint.analyzers.nova_check import check_idea
-from peerlint.analyzers.tournament import (HybridComparator, LLMComparator, Preference, ScoreComparator, auroc,
-                                           default_comparator, rank_items, swiss_tournament, top_half_accuracy)
+from peerlint.analyzers.comparators import HybridComparator, LLMComparator, Preference, ScoreComparator
+from peerlint.analyzers.tournament import (auroc, default_comparator, rank_items, swiss_tournament,
+                                           top_half_accuracy)
 
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
 
