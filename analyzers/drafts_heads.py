@@ -13,13 +13,14 @@ MiniLM embeddings do so almost perfectly with a linear head.  Three heads, all p
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+
+from .npz_file import load_npz, save_npz
 
 log = logging.getLogger(__name__)
 
@@ -158,25 +159,17 @@ class VenueHead:
         return self.own[self.classes[i]].rating(self.probs(X)[:, i])
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, W=self.W, b=self.b, own=np.stack([self.own[c].quantiles for c in self.classes]),
-                 meta=np.array(json.dumps({"classes": self.classes, "model_id": self.model_id, "info": self.info,
-                                           "version": VERSION})))
-        tmp.replace(path)
+        save_npz(path, {"classes": self.classes, "model_id": self.model_id, "info": self.info, "version": VERSION},
+                 {"W": self.W, "b": self.b, "own": np.stack([self.own[c].quantiles for c in self.classes])})
 
     @classmethod
     def load(cls, path: Path) -> "VenueHead | None":
-        try:
-            with np.load(path) as data:
-                meta = json.loads(str(data["meta"]))
-                if meta.get("version") != VERSION:
-                    return None
-                classes = tuple(meta["classes"])
-                own = {c: Percentiles(q) for c, q in zip(classes, data["own"])}
-                return cls(classes, data["W"], data["b"], own, meta["model_id"], meta["info"])
-        except (OSError, ValueError, KeyError):
-            return None
+        def build(meta, data) -> "VenueHead":
+            classes = tuple(meta["classes"])
+            own = {c: Percentiles(q) for c, q in zip(classes, data["own"])}
+            return cls(classes, data["W"], data["b"], own, meta["model_id"], meta["info"])
+
+        return load_npz(path, VERSION, build)
 
 
 def paper_matrix(index) -> np.ndarray:
@@ -210,19 +203,10 @@ def venue_head_for(index, cache_dir: Path | None) -> VenueHead | None:
 
 def save_register_head(head: LinearHead, path: Path = HEADS_FILE) -> None:
     """Written by `peerlint bench drafts --suite informal`; shipped so the editor needs no informal corpus."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.npz")
-    np.savez(tmp, w=head.w, b=np.array(head.b), reference=head.reference.quantiles,
-             meta=np.array(json.dumps({"model_id": head.model_id, "info": head.info, "version": VERSION})))
-    tmp.replace(path)
+    save_npz(path, {"model_id": head.model_id, "info": head.info, "version": VERSION},
+             {"w": head.w, "b": np.array(head.b), "reference": head.reference.quantiles})
 
 
 def load_register_head(path: Path = HEADS_FILE) -> LinearHead | None:
-    try:
-        with np.load(path) as data:
-            meta = json.loads(str(data["meta"]))
-            if meta.get("version") != VERSION:
-                return None
-            return LinearHead(data["w"], float(data["b"]), Percentiles(data["reference"]), meta["model_id"], meta["info"])
-    except (OSError, ValueError, KeyError):
-        return None
+    return load_npz(path, VERSION, lambda meta, data: LinearHead(
+        data["w"], float(data["b"]), Percentiles(data["reference"]), meta["model_id"], meta["info"]))

@@ -12,7 +12,6 @@ judged more novel than the newest indexed papers.  This module also holds the re
 
 from __future__ import annotations
 
-import json
 import logging
 import pickle
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ import numpy as np
 
 from ..index.papers import Hit, Paper, SearchFilter
 from .novelty_features import FEATURES, Lexicon, Timeline, one_blas_thread
+from .npz_file import load_npz, save_npz
 
 log = logging.getLogger(__name__)
 
@@ -132,22 +132,13 @@ class NoveltyModel:
         return float(np.mean(sigmoid(score - self.reference)))
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, weights=self.weights, scale=self.scale, reference=self.reference,
-                 info=np.array(json.dumps({**self.info, "version": MODEL_VERSION})))
-        tmp.replace(path)
+        save_npz(path, {**self.info, "version": MODEL_VERSION},
+                 {"weights": self.weights, "scale": self.scale, "reference": self.reference}, header_key="info")
 
     @classmethod
     def load(cls, path: Path) -> "NoveltyModel | None":
-        try:
-            with np.load(path) as data:
-                info = json.loads(str(data["info"]))
-                if info.get("version") != MODEL_VERSION:
-                    return None
-                return cls(data["weights"], data["scale"], data["reference"], info)
-        except (OSError, ValueError, KeyError):
-            return None
+        return load_npz(path, MODEL_VERSION, lambda info, data: cls(data["weights"], data["scale"], data["reference"], info),
+                        header_key="info")
 
 
 def fit_head(newer: np.ndarray, older: np.ndarray, l2: float = 1.0) -> np.ndarray:
