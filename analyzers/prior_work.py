@@ -66,21 +66,24 @@ class PriorWorkAnalyzer:
                         f"This {chunk.section or 'related-work'} paragraph cites none of its nearest prior papers: {names}. "
                         "Cite them or say why they do not apply.",
                         score=near[0][0].similarity, severity=settings.severity_of("missing-related-work"),
-                        evidence={**evidence, "uncited": [_with_provenance(v, h) for v, h in near]}))
+                        evidence={**evidence, "uncited": [with_provenance(v, h) for v, h in near]}))
         return out
 
     @staticmethod
     def _related(retriever: Retriever, prose: Sequence[Chunk], k: int) -> dict[str, list[RelatedHit]]:
-        """SEC related work of each related-work-section chunk (its vector comes from the retriever's cache)."""
-        todo = [c for c in prose if RELATED_SECTIONS.search(c.section or "")]
-        if not todo:
-            return {}
-        sec = related_work_for(retriever.index)
-        vectors = retriever.vectors([c.text for c in todo], [c.hash for c in todo])
-        return {c.hash: sec.search_vector(v, c.text, k) for c, v in zip(todo, vectors)}
+        """SEC related work of each related-work-section chunk."""
+        return sec_related(retriever, [c for c in prose if RELATED_SECTIONS.search(c.section or "")], k)
 
 
-def _with_provenance(view: HitView, hit: RelatedHit) -> dict:
+def sec_related(retriever: Retriever, chunks: Sequence[Chunk], k: int) -> dict[str, list[RelatedHit]]:
+    """SEC related work of each chunk (its vector comes from the retriever's cache)."""
+    if not chunks:
+        return {}
+    sec = related_work_for(retriever.index)
+    vectors = retriever.vectors([c.text for c in chunks], [c.hash for c in chunks])
+    return {c.hash: sec.search_vector(v, c.text, k) for c, v in zip(chunks, vectors)}
+
+
+def with_provenance(view: HitView, hit: RelatedHit) -> dict:
     """A hit's JSON for the diagnostic (what *Cite this paper* reads) plus which SEC stage found it."""
     return {**view.to_json(), "found_by": list(hit.found_by), "entities": list(hit.entities)}
-

@@ -215,11 +215,9 @@ class Service:
         retriever = self.retriever()
         if retriever is None:
             return []
-        from ..analyzers.related_work import related_work_for
+        from ..analyzers.prior_work import sec_related, with_provenance
 
-        vector = retriever.vectors([chunk.text], [chunk.hash])[0]
-        hits = related_work_for(retriever.index).search_vector(vector, chunk.text, k)
-        return [{**HitView.of(h).to_json(), "found_by": list(h.found_by), "entities": list(h.entities)} for h in hits]
+        return [with_provenance(HitView.of(h), h) for h in sec_related(retriever, [chunk], k)[chunk.hash]]
 
     def hover(self, uri: str, line: int, character: int) -> tuple[Chunk, list[dict], list[Judgment]] | None:
         chunk = self.chunk_at(uri, line, character)
