@@ -77,6 +77,13 @@ class IdeaFile:
         if where:
             self.warnings.append(f"{where}: {reason}")
 
+    def add(self, idea: "Idea | None", where: str) -> None:
+        """Keep `idea`, or count it as having no text."""
+        if idea is None or not idea.text:
+            self.skip("no text", where)
+        else:
+            self.ideas.append(idea)
+
 
 class IdeasError(ValueError):
     """A file that cannot be read at all; the message names the fix."""
@@ -131,11 +138,7 @@ def _read_jsonl(path: Path, text: str) -> IdeaFile:
         if not isinstance(obj, (dict, str)):
             out.skip("not an object or a string", f"{path}:{n}")
             continue
-        idea = _from_object(obj, f"{path.name}:{n}", path, n)
-        if idea is None:
-            out.skip("no text", f"{path}:{n}")
-        else:
-            out.ideas.append(idea)
+        out.add(_from_object(obj, f"{path.name}:{n}", path, n), f"{path}:{n}")
     return out
 
 
@@ -150,11 +153,7 @@ def _read_json(path: Path, text: str) -> IdeaFile:
         raise IdeasError(f"{path} holds no list of ideas: write a JSON list, or one object per line (.jsonl)")
     out = IdeaFile([])
     for n, obj in enumerate(data, 1):
-        idea = _from_object(obj, f"{path.name}#{n}", path, 0)
-        if idea is None:
-            out.skip("no text", f"{path}#{n}")
-        else:
-            out.ideas.append(idea)
+        out.add(_from_object(obj, f"{path.name}#{n}", path, 0), f"{path}#{n}")
     return out
 
 
@@ -300,10 +299,7 @@ def _read_tex(path: Path, text: str) -> IdeaFile:
     if not items:
         out.warnings.append(f"{path}: no \\item in an itemize, enumerate or description list")
     for idea in items:
-        if idea.text:
-            out.ideas.append(idea)
-        else:
-            out.skip("no text", f"{path}:{idea.line}")
+        out.add(idea, f"{path}:{idea.line}")
     return out
 
 

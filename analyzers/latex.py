@@ -422,26 +422,24 @@ def parse_document(text: str, uri: str, options: ParseOptions | None = None,
     it) is preamble; False = no preamble (an \\input-ed file).
     """
     options = options or ParseOptions()
-    try:
-        learned = T.learn_text_macros(text)
-        tables = options.tables(learned)
+
+    def chunks_of(events) -> list[Chunk]:
         maker = ChunkMaker(text, uri, options, ChunkState())
         out: list[Chunk] = []
-        for ev, _ in file_events(text, lambda: tables, in_preamble):
+        for ev in events:
             if isinstance(ev, Para):
                 maker.add(ev, out)
         return out
+
+    try:
+        tables = options.tables(T.learn_text_macros(text))
+        return chunks_of(ev for ev, _ in file_events(text, lambda: tables, in_preamble))
     except Exception:
         if _STRICT:
             raise
         log.warning("peerlint: LaTeX parse failed; using the regex extractor", exc_info=True)
     try:
-        maker = ChunkMaker(text, uri, options, ChunkState())
-        out = []
-        for ev in crude_block(text, False):
-            if isinstance(ev, Para):
-                maker.add(ev, out)
-        return out
+        return chunks_of(crude_block(text, False))
     except Exception:
         if _STRICT:
             raise
