@@ -16,6 +16,7 @@ import numpy as np
 
 from .ideas import Idea
 
+COMPARATORS = ("llm", "embedding", "prior", "hybrid")
 ANSWER_CHARS = 700  # per idea in the LLM prompt (~175 tokens): keeps one comparison near 1.5 s on 2 cores
 
 
@@ -189,16 +190,43 @@ class Topicality:
         return -np.sort(-sims, axis=1)[:, :k].mean(axis=1)
 
 
+class Blend:
+    """The sum of several scorers' standardised scores: a label-free way to join weak priors.
+
+    Each part is standardised by the mean and sd of the first batch it scores (the ideas being
+    ranked, or a bench's papers), so later single texts are read on the same scale.  No weights
+    are fitted: nothing here has seen a decision."""
+
+    def __init__(self, parts: Sequence[Callable[[Sequence[str]], np.ndarray]]):
+        if not parts:
+            raise ValueError("a blend needs at least one scorer")
+        self.parts = list(parts)
+        self.name = " + ".join(getattr(p, "name", type(p).__name__) for p in self.parts)
+        self._scale: list[tuple[float, float]] = []
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        raw = [np.asarray(part(list(texts)), dtype=float).reshape(-1) for part in self.parts]
+        if not self._scale:
+            self._scale = [(float(r.mean()), float(r.std()) if len(r) > 1 and r.std() > 0 else 1.0) for r in raw]
+        return sum((r - mu) / sd for r, (mu, sd) in zip(raw, self._scale))
+
+
 def make_comparator(kind: str, llm=None, index=None, embed=None, llm_weight: float = 0.5, **topicality) -> Comparator:
-    """"llm", "embedding" (Topicality) or "hybrid" (both)."""
-    if kind not in ("llm", "embedding", "hybrid"):
-        raise ValueError(f"unknown comparator {kind!r}: use llm, embedding or hybrid")
-    if kind in ("llm", "hybrid") and llm is None:
+    """"llm", "embedding" (Topicality), "prior" (Topicality + the LLM's fluency, a `Blend`) or
+    "hybrid" (the LLM's pairwise answers with Topicality)."""
+    if kind not in COMPARATORS:
+        raise ValueError(f"unknown comparator {kind!r}: use {', '.join(COMPARATORS)}")
+    if kind in ("llm", "hybrid", "prior") and llm is None:
         raise ValueError(f"the {kind} comparator needs an LLM backend")
-    if kind in ("embedding", "hybrid") and index is None:
+    if kind in ("embedding", "hybrid", "prior") and index is None:
         raise ValueError(f"the {kind} comparator needs an index (its reference papers)")
     if kind == "llm":
         return LLMComparator(llm)
     scorer = Topicality(index, embed, **topicality)
+    if kind == "prior":
+        from .fluency import FluencyScore
+
+        blend = Blend([scorer, FluencyScore(llm)])
+        return ScoreComparator(blend, f"prior:{blend.name}")
     emb = ScoreComparator(scorer, f"embedding:{scorer.name}")
     return emb if kind == "embedding" else HybridComparator(LLMComparator(llm), emb, llm_weight)

@@ -21,3 +21,28 @@ def logliks(llm: object, texts: Sequence[str], prompt: str = PROMPT) -> list[Log
     if score is None:
         raise LLMUnavailable(f"the {getattr(llm, 'name', '?')} backend cannot score a given text's likelihood")
     return [score(prompt, t) for t in texts]
+
+
+ABSTRACT_PROMPT = "An abstract of a scientific paper:\n"
+
+
+class FluencyScore:
+    """A pointwise scorer (texts -> numbers, higher = better) from the mean token log-likelihood.
+
+    A label-free prior for ranking abstracts and ideas: on ICLR 2017 the accepted abstracts read a
+    little more fluent to SmolLM2 than the rejected ones (AUROC 0.56, `peerlint bench drafts
+    --suite acceptance`).  About 2 s per abstract on two cores, cached per text by the LLM cache."""
+
+    def __init__(self, llm, prompt: str = ABSTRACT_PROMPT, progress=None):
+        if getattr(llm, "loglik", None) is None:
+            raise LLMUnavailable(f"the {getattr(llm, 'name', '?')} backend cannot score a given text's likelihood")
+        self.llm, self.prompt, self.progress = llm, prompt, progress
+        self.name = f"fluency({getattr(llm, 'name', '?')}:{getattr(llm, 'model', '?')})"
+
+    def __call__(self, texts: Sequence[str]) -> list[float]:
+        out = []
+        for n, text in enumerate(texts, 1):
+            out.append(self.llm.loglik(self.prompt, text).per_token(1.0))
+            if self.progress is not None:
+                self.progress(n, len(texts))
+        return out

@@ -6,6 +6,8 @@ the two 1–10 ratings, exactly what the editor computes).  LLM rows cover `--li
 embedding rows cover the whole held-out data and, for a fair comparison, the LLM's items too.
 revisions adds `fluency` (the embedded LM's log-likelihood of each sentence, all pairs) and a
 combination fitted on train.json, and names the scorer to prefer for revision comparisons.
+acceptance adds label-free priors over all its papers: topicality (closeness to the previous
+year's NeurIPS/ICML papers), fluency (one log-likelihood per abstract) and their `Blend`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ..analyzers.fluency import POWERS, logliks
 from ..analyzers.llm.base import LLMUnavailable
 from ..analyzers.novelty import fit_pairwise_logistic
 from ..index.papers import Paper
-from .drafts import ARXIVEDITS, Bench, BenchError, load_fortunes, stable_split
+from .drafts import ARXIVEDITS, Bench, BenchError, load_fortunes, log, stable_split
 from .drafts_metrics import auroc, kfold, spearman, win_rate
 
 
@@ -313,6 +315,47 @@ def decision(status: str) -> int | None:
     return 1 if any(a in s for a in ACCEPT) else None
 
 
+def _label_free(bench: Bench, papers: list[Paper], X: np.ndarray, year: int) -> tuple[dict[str, np.ndarray], dict]:
+    """Scores no decision has shaped: topicality, fluency (all papers; ~2 s each cold, then cached) and both."""
+    from ..analyzers.comparators import Blend, Topicality
+    from ..analyzers.fluency import FluencyScore
+
+    texts = [p.text for p in papers]
+    by_text = dict(zip(texts, X))
+
+    def embed(ts):
+        return np.stack([by_text[t] if t in by_text else bench.embed([t])[0] for t in ts])
+
+    info: dict = {}
+    try:
+        topical = Topicality(bench.index, embed, year=year - 1, venues=("NeurIPS", "ICML"))
+    except ValueError:
+        try:
+            topical = Topicality(bench.index, embed, year=year - 1)  # a corpus without NeurIPS/ICML that year
+        except ValueError as exc:
+            return {}, {"skipped": f"label-free rows skipped: {exc}"}
+    out = {f"topicality ({topical.name}, label-free)": np.asarray(topical(texts), float)}
+    info["topicality"] = {"name": topical.name, "reference_papers": topical.size}
+
+    def progress(done: int, total: int) -> None:
+        if done % 50 == 0 or done == total:
+            log(f"acceptance: fluency of {done}/{total} abstracts")
+
+    try:
+        fluency = FluencyScore(bench.llm(), progress=progress)
+    except LLMUnavailable as exc:
+        info["fluency"] = f"skipped: {exc}"
+        return out, info
+    start = time.perf_counter()
+    blend = Blend([topical, fluency])
+    prior = blend(texts)  # each part is called once on all texts: the fluency row reads the same numbers
+    out["fluency (SmolLM2 mean token log-likelihood, label-free)"] = np.asarray(fluency(texts), float)
+    out["prior: topicality + fluency (Blend, label-free)"] = prior
+    info["fluency"] = {"prompt": "analyzers/fluency.ABSTRACT_PROMPT", "texts": len(texts),
+                       "seconds": round(time.perf_counter() - start, 1)}
+    return out, info
+
+
 def acceptance(bench: Bench) -> None:
     labelled = defaultdict(list)  # (venue, year) -> papers with a decision
     for p in bench.papers:
@@ -343,6 +386,11 @@ def acceptance(bench: Bench) -> None:
              _r(spearman(cv_logit[has], rated[has]))],
             ["rating regression (5-fold CV ridge)", len(papers), _r(auroc(cv_rating[y == 1], cv_rating[y == 0])),
              _r(spearman(cv_rating[has], rated[has]))]]
+    years = {yr for _, yr in groups}
+    free, free_info = _label_free(bench, papers, X, min(years)) if len(years) == 1 else \
+        ({}, {"skipped": "label-free rows need one year (their reference is the year before)"})
+    for name, v in free.items():
+        rows.append([name, len(papers), _r(auroc(v[y == 1], v[y == 0])), _r(spearman(v[has], rated[has]))])
     k = bench.args.limit or 10
     rng = random.Random(0)
     pick = rng.sample(list(np.nonzero(y == 1)[0]), min(k, int((y == 1).sum()))) + \
@@ -358,7 +406,8 @@ def acceptance(bench: Bench) -> None:
                      _r(spearman(v[~np.isnan(rr)], rr[~np.isnan(rr)]))])
     bench.report("acceptance", {"groups": sorted(f"{v} {yr}" for v, yr in groups), "papers": len(papers),
                                 "accepted": int(y.sum()), "rejected": int((y == 0).sum()),
-                                "labels": "accepted = poster/oral/spotlight/accept/talk; rejected = reject/workshop"},
+                                "labels": "accepted = poster/oral/spotlight/accept/talk; rejected = reject/workshop",
+                                "label_free": free_info},
                  [("acceptance: accepted vs rejected AUROC (target >= 0.65) and Spearman with mean rating",
                    ["scorer", "papers", "AUROC", "Spearman"], rows)], {"rows": rows})
 

@@ -11,6 +11,8 @@ accuracy and the AUROC of the final tournament scores, for each variant:
 * embedding-only: the tournament with `Topicality` (closeness to what NeurIPS and ICML accepted
   the year before; no labels) and with a logistic head on MiniLM embeddings trained on the
   other ICLR years' decisions (held-out year);
+* prior: `Topicality` plus the LLM's fluency of each abstract (`Blend`, no labels, no pairwise
+  prompts: one log-likelihood per abstract, ~2 s each, cached);
 * llm: the NOVA/Si et al. pairwise prompt, both orders per comparison;
 * hybrid: the mean of the LLM's and Topicality's probabilities.
 The embedding variants are cheap, so they are also run on `--resamples` further balanced
@@ -34,7 +36,7 @@ from typing import Any, Sequence
 
 ACCEPTED = ("oral", "poster", "spotlight", "accept", "talk")
 REJECTED = ("reject",)
-VARIANTS = ("random", "embedding", "embedding-head", "llm", "hybrid")
+VARIANTS = ("random", "embedding", "embedding-head", "prior", "llm", "hybrid")
 DEFAULT_VARIANTS = ("random", "embedding", "embedding-head", "llm")  # + hybrid: another ~320 LLM answers
 
 
@@ -221,12 +223,25 @@ def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
             scorers["embedding-head"] = HeadScorer(index, papers, args.year, args.venue, embed=embed)
         except ValueError as exc:
             print(f"tournament: embedding-head skipped: {exc}", file=sys.stderr)
-    for key in ("embedding", "embedding-head"):
+    if "prior" in wanted:
+        from ..analyzers.comparators import Blend
+        from ..analyzers.fluency import FluencyScore
+
+        def fluency_progress(done: int, all_: int) -> None:
+            if done % 50 == 0 or done == all_:
+                print(f"tournament: prior: fluency of {done}/{all_} abstracts", file=sys.stderr, flush=True)
+
+        topical = scorers.get("embedding") or Topicality(index, embed, year=args.year - 1, venues=("NeurIPS", "ICML"))
+        prior = Blend([topical, FluencyScore(llm_factory(), progress=fluency_progress)])
+        prior([i.text for i in _ideas(balanced_sample(year_papers, 10**6, args.seed))])  # the whole year sets the scale
+        scorers["prior"] = prior
+    for key in ("embedding", "embedding-head", "prior"):
         if key not in wanted or key not in scorers:
             continue
         scorer = scorers[key]
         t = time.time()
-        comp = ScoreComparator(scorer, f"embedding:{scorer.name}")
+        kind = "prior" if key == "prior" else "embedding-only"
+        comp = ScoreComparator(scorer, f"{kind}:{scorer.name}")
         ranking = swiss_tournament(ideas, comp, args.rounds, args.seed)
         ev = _evaluate(ranking, labels)
         pointwise = auroc(np.asarray(scorer([i.text for i in ideas])), labels)
@@ -241,7 +256,7 @@ def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
         full = balanced_sample(year_papers, 10**6, args.seed)
         fl = [y for _, y in full]
         rk = swiss_tournament(_ideas(full), ScoreComparator(scorer, "x"), args.rounds, args.seed)
-        rows.append({"variant": f"embedding-only: {scorer.name}", "n": len(sample), "accuracy": ev["accuracy"],
+        rows.append({"variant": f"{kind}: {scorer.name}", "n": len(sample), "accuracy": ev["accuracy"],
                      "auroc": ev["auroc"], "mixed_pair_accuracy": ev["mixed_pair_accuracy"],
                      "comparisons": ev["counts"]["comparisons"], "pointwise_auroc": round(pointwise or 0, 4),
                      "resamples": {"samples": args.resamples, "accuracy_mean": round(float(np.mean(accs)), 4) if accs else None,
@@ -389,11 +404,16 @@ def run(args: argparse.Namespace) -> int:
         except IndexError_ as exc:
             raise UserError(str(exc)) from None
 
+    made: list = []
+
     def llm_factory():
-        try:
-            return make_llm(args.backend, args.model, args.host)
-        except LLMError as exc:
-            raise UserError(str(exc)) from None
+        """One backend for every variant, made on first use (the embedding variants need none)."""
+        if not made:
+            try:
+                made.append(make_llm(args.backend, args.model, args.host))
+            except LLMError as exc:
+                raise UserError(str(exc)) from None
+        return made[0]
 
     if args.suite in ("tournament", "all"):
         result = _tournament_suite(args, index, papers, llm_factory)

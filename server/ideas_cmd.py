@@ -30,8 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     rank = sub.add_parser("rank", help="rank ideas by a Swiss tournament of pairwise comparisons (NOVA §4.1)")
     _common(rank)
     rank.add_argument("--rounds", type=int, default=5, help="Swiss rounds (default: 5)")
-    rank.add_argument("--comparator", choices=("auto", "hybrid", "llm", "embedding"), default="auto",
-                      help="who compares two ideas: hybrid (LLM + embedding prior), llm, or embedding (no LLM); "
+    rank.add_argument("--comparator", choices=("auto", "hybrid", "llm", "embedding", "prior"), default="auto",
+                      help="who compares two ideas: hybrid (LLM + embedding prior), llm, embedding (no LLM), or prior "
+                           "(embedding prior + the LLM's fluency of each idea, no pairwise prompts); "
                            "auto (default): hybrid with an Ollama model, embedding with the embedded 135M model, "
                            "whose comparisons measured at chance (see `peerlint bench tournament`)")
     rank.add_argument("--seed", type=int, default=0, help="seed of the first round's draw (default: 0)")
@@ -105,9 +106,9 @@ def cmd_rank(args) -> int:
     if args.rounds < 1:
         raise UserError("--rounds must be at least 1")
     found = _read(args.file)
-    needs_index = args.comparator in ("hybrid", "embedding")
+    needs_index = args.comparator in ("hybrid", "embedding", "prior")
     index = _index(args.index, needs_index)
-    llm = None if args.comparator == "embedding" else _llm(args, args.comparator in ("llm", "hybrid"))
+    llm = None if args.comparator == "embedding" else _llm(args, args.comparator in ("llm", "hybrid", "prior"))
     if args.comparator == "auto" and index is not None and getattr(llm, "name", "") != "ollama":
         llm = None  # auto: the embedded model adds nothing measurable to the embedding prior
     embedder = index

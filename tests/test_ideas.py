@@ -279,6 +279,56 @@ def test_default_comparator_follows_the_measurement():
         default_comparator(None, None)
 
 
+def test_blend_sums_standardised_scores_on_the_first_batch_scale():
+    from peerlint.analyzers.comparators import Blend
+
+    lengths = lambda ts: [float(len(t)) for t in ts]  # noqa: E731
+    words = lambda ts: [10.0 * len(t.split()) for t in ts]  # noqa: E731
+    blend = Blend([lengths, words])
+    texts = ["a b", "aaaa bbbb cccc", "a"]
+    got = blend(texts)
+    want = sum((np.array(f(texts)) - np.mean(f(texts))) / np.std(f(texts)) for f in (lengths, words))
+    assert got == pytest.approx(want) and got.argmax() == 1 and got.argmin() == 2
+    # a later lone text is read on the first batch's scale, not standardised against itself (that would be 0)
+    assert blend(["aaaa bbbb cccc"])[0] == pytest.approx(got[1])
+    with pytest.raises(ValueError):
+        Blend([])
+
+
+def test_fluency_score_needs_a_backend_that_scores_text():
+    from peerlint.analyzers.fluency import FluencyScore
+
+    class NoLoglik:
+        name = "ollama"
+
+    with pytest.raises(LLMUnavailable, match="likelihood"):
+        FluencyScore(NoLoglik())
+    with pytest.raises(ValueError, match="needs an LLM"):
+        from peerlint.analyzers.comparators import make_comparator
+
+        make_comparator("prior", None, object())
+
+
+@needs_model
+def test_prior_comparator_prefers_fluent_on_topic_text(vector_index):
+    """The prior ranks a real abstract above the same words shuffled: fluency decides, topicality ties."""
+    import random as _random
+
+    from peerlint.analyzers.comparators import make_comparator
+    from peerlint.analyzers.llm.embedded import EmbeddedLLM
+
+    paper = vector_index.paper(0)
+    words = paper.abstract.split()
+    shuffled = words[:]
+    _random.Random(0).shuffle(shuffled)
+    ideas = [Idea("real", paper.abstract), Idea("shuffled", " ".join(shuffled)), Idea("off", "Buy two, get one free!")]
+    comp = make_comparator("prior", EmbeddedLLM(), vector_index)
+    assert comp.name.startswith("prior:topicality(") and "fluency(embedded:" in comp.name
+    comp.prepare(ideas)
+    assert comp.value(ideas[0]) > comp.value(ideas[1]) and comp.value(ideas[0]) > comp.value(ideas[2])
+    assert comp.prefer(ideas[0], ideas[1]).p_first > 0.5
+
+
 # -- the NOVA check -------------------------------------------------------------------------------
 
 def test_nova_guard_and_named_offending_papers(vector_index):
