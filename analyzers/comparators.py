@@ -181,6 +181,20 @@ class Topicality:
         self.reference = sums / np.where(norms > 0, norms, 1.0)
         self.embed = embed_function(embed if embed is not None else index)
 
+    @classmethod
+    def before(cls, index, year: int, embed=None) -> "Topicality":
+        """The reference for submissions of `year`: NeurIPS and ICML of the year before (what was
+        measured), else every venue of the five years before; ValueError naming what is missing."""
+        try:
+            return cls(index, embed, year=year - 1, venues=("NeurIPS", "ICML"))
+        except ValueError:
+            try:
+                return cls(index, embed, year=year - 1, span=5)
+            except ValueError:
+                raise ValueError(f"the index has no papers from {year - 5}-{year - 1} to compare {year} "
+                                 "submissions with: index earlier proceedings (NeurIPS/ICML of the year before "
+                                 "are the measured reference)") from None
+
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         return self.of_vectors(self.embed(list(texts)))
 

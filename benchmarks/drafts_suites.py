@@ -328,12 +328,9 @@ def _label_free(bench: Bench, papers: list[Paper], X: np.ndarray, year: int) -> 
 
     info: dict = {}
     try:
-        topical = Topicality(bench.index, embed, year=year - 1, venues=("NeurIPS", "ICML"))
-    except ValueError:
-        try:
-            topical = Topicality(bench.index, embed, year=year - 1)  # a corpus without NeurIPS/ICML that year
-        except ValueError as exc:
-            return {}, {"skipped": f"label-free rows skipped: {exc}"}
+        topical = Topicality.before(bench.index, year, embed)
+    except ValueError as exc:
+        return {}, {"skipped": f"label-free rows skipped: {exc}"}
     out = {f"topicality ({topical.name}, label-free)": np.asarray(topical(texts), float)}
     info["topicality"] = {"name": topical.name, "reference_papers": topical.size}
 

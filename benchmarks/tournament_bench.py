@@ -216,8 +216,13 @@ def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
     scorers: dict[str, Any] = {}
     embed = CachedEmbed(index)
     embed.prefill([p for p in papers if p.venue.lower() == args.venue.lower()])
-    if "embedding" in wanted or "hybrid" in wanted:
-        scorers["embedding"] = Topicality(index, embed, year=args.year - 1, venues=("NeurIPS", "ICML"))
+    if any(v in wanted for v in ("embedding", "hybrid", "prior")):
+        try:
+            scorers["embedding"] = Topicality.before(index, args.year, embed)
+        except ValueError as exc:
+            from ..server.cli import UserError
+
+            raise UserError(str(exc)) from None
     if "embedding-head" in wanted:
         try:
             scorers["embedding-head"] = HeadScorer(index, papers, args.year, args.venue, embed=embed)
@@ -226,13 +231,19 @@ def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
     if "prior" in wanted:
         from ..analyzers.comparators import Blend
         from ..analyzers.fluency import FluencyScore
+        from ..analyzers.llm.base import LLMUnavailable
 
         def fluency_progress(done: int, all_: int) -> None:
             if done % 50 == 0 or done == all_:
                 print(f"tournament: prior: fluency of {done}/{all_} abstracts", file=sys.stderr, flush=True)
 
-        topical = scorers.get("embedding") or Topicality(index, embed, year=args.year - 1, venues=("NeurIPS", "ICML"))
-        prior = Blend([topical, FluencyScore(llm_factory(), progress=fluency_progress)])
+        try:
+            fluency = FluencyScore(llm_factory(), progress=fluency_progress)
+        except LLMUnavailable as exc:
+            from ..server.cli import UserError
+
+            raise UserError(f"the prior variant reads the LLM's fluency: {exc}; use --backend embedded") from None
+        prior = Blend([scorers["embedding"], fluency])
         prior([i.text for i in _ideas(balanced_sample(year_papers, 10**6, args.seed))])  # the whole year sets the scale
         scorers["prior"] = prior
     for key in ("embedding", "embedding-head", "prior"):

@@ -442,3 +442,49 @@ def test_cli_check_with_an_unreachable_llm_never_crashes(index_path, tmp_path):
     assert table.returncode == 0 and "undetermined" in table.stdout and "errors" in table.stderr
     missing = peerlint("ideas", "rank", str(tmp_path / "nope.txt"))
     assert missing.returncode == 2 and missing.stderr.startswith("peerlint: error:")
+
+
+# -- the tournament bench -------------------------------------------------------------------------
+
+def test_bench_tournament_rows_json_and_missing_reference(tmp_path, monkeypatch, capsys):
+    """A small real corpus: 16 + 16 ICLR 2017 decisions and 40 NeurIPS 2016 abstracts as the reference."""
+    from peerlint.analyzers.llm import select
+    from peerlint.analyzers.llm.base import LogLik
+    from peerlint.index.ingest import default_corpus_path, load_papers
+    from peerlint.server.cli import main
+
+    class Fluent:
+        name, model = "fake", "loglik"
+
+        def loglik(self, prompt: str, text: str) -> LogLik:
+            return LogLik(-float(len(set(text.split()))), len(text.split()))
+
+    papers = load_papers([default_corpus_path()], warn=lambda m: None)
+    iclr = [p for p in papers if p.venue == "ICLR" and p.year == 2017]
+    chosen = ([p for p in iclr if p.status in ("Poster", "Oral")][:16] + [p for p in iclr if p.status == "Reject"][:16]
+              + [p for p in iclr if p.status == "Workshop"][:2]
+              + [p for p in papers if p.venue == "NeurIPS" and p.year == 2016][:40])
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("\n".join(json.dumps({"id": p.id, "title": p.title, "abstract": p.abstract, "venue": p.venue,
+                                            "year": p.year, "status": p.status}) for p in chosen) + "\n")
+    monkeypatch.setenv("PEERLINT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(select, "make_llm", lambda *a, **k: Fluent())
+    common = ["--corpus", str(corpus), "--index", str(tmp_path / "index"), "--out", str(tmp_path / "results")]
+    assert main(["bench", "tournament", "--n", "16", "--resamples", "2", "--variants", "random,embedding,prior",
+                 *common]) == 0
+    [path] = list((tmp_path / "results").glob("tournament-*.json"))
+    record = json.loads(path.read_text())
+    assert record["dataset"]["accepted"] == record["dataset"]["rejected"] == 8 and record["commit"]
+    rows = {r["variant"].split(":")[0]: r for r in record["rows"]}
+    assert set(rows) == {"random ranking", "embedding-only", "prior"}
+    assert rows["prior"]["variant"].endswith("fluency(fake:loglik)")
+    assert rows["prior"]["whole_year"]["n"] == 32  # workshop papers are neither accepted nor rejected
+    for r in record["rows"]:
+        assert 0.0 <= r["accuracy"] <= 1.0
+    # no reference papers before 2014 in this corpus: a clear error, exit 2, no traceback
+    assert main(["bench", "tournament", "--year", "2014", *common]) == 2
+    assert "has too few accepted and rejected" in capsys.readouterr().err
+    monkeypatch.setattr("peerlint.benchmarks.tournament_bench.balanced_sample",
+                        lambda papers, n, seed: [(p, i % 2 == 0) for i, p in enumerate(chosen[:8])])
+    assert main(["bench", "tournament", "--year", "2013", "--variants", "embedding", *common]) == 2
+    assert "no papers from 2008-2012" in capsys.readouterr().err
