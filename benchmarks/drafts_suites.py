@@ -395,9 +395,19 @@ def acceptance(bench: Bench) -> None:
     llm = [bench.rate(bench.first_chunk(papers[i].text), exclude_ids=frozenset([papers[i].id])).score for i in pick]
     ok = [j for j, s in enumerate(llm) if s is not None]
     idx = [pick[j] for j in ok]
-    for name, vals in (("llm (A.1, RAG)", [llm[j] for j in ok]), ("embedding (LLM's items)", list(reg[idx])),
-                       ("ensemble (LLM's items)", _ensemble([llm[j] for j in ok], reg[idx])),
-                       ("acceptance head (LLM's items)", list(cv_logit[idx]))):
+    on_items = [("llm (A.1, RAG)", [llm[j] for j in ok]), ("embedding (LLM's items)", list(reg[idx])),
+                ("ensemble (LLM's items)", _ensemble([llm[j] for j in ok], reg[idx])),
+                ("acceptance head (LLM's items)", list(cv_logit[idx]))]
+    prior = next((v for name, v in free.items() if name.startswith("prior")), None)
+    if prior is not None and len(idx) > 1:
+        def z(v):
+            v = np.asarray(v, float)
+            return (v - v.mean()) / (v.std() or 1.0)
+
+        llm_z = z([llm[j] for j in ok])
+        on_items += [("prior (LLM's items)", list(prior[idx])),
+                     ("llm + prior (sum of z-scores, label-free)", list(llm_z + z(prior[idx])))]
+    for name, vals in on_items:
         v, yy, rr = np.array(vals, float), y[idx], rated[idx]
         rows.append([name, len(idx), _r(auroc(v[yy == 1], v[yy == 0])),
                      _r(spearman(v[~np.isnan(rr)], rr[~np.isnan(rr)]))])
