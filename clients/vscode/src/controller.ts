@@ -275,40 +275,30 @@ export class Controller implements vscode.Disposable {
     return whereOf(editor);
   }
 
-  async checkNovelty(): Promise<unknown> {
+  /** Run a palette command on the paragraph, selection or list at the cursor and present its answer. */
+  private async atCursor(palette: keyof typeof PALETTE_COMMANDS,
+                         present: (result: unknown) => unknown): Promise<unknown> {
     const where = this.activeWhere();
     if (!where) {
       return undefined;
     }
-    const result = await this.executeServer(PALETTE_COMMANDS['peerlint.checkNoveltyOfSelection'], [where]);
+    const result = await this.executeServer(PALETTE_COMMANDS[palette], [where]);
     if (result !== undefined) {
-      presentNovelty(result);
+      await present(result);
     }
     return result;
   }
 
-  async rankContributions(): Promise<unknown> {
-    const where = this.activeWhere();
-    if (!where) {
-      return undefined;
-    }
-    const result = await this.executeServer(PALETTE_COMMANDS['peerlint.rankContributionsAtCursor'], [where]);
-    if (result !== undefined) {
-      presentRanking(result, this.output);
-    }
-    return result;
+  checkNovelty(): Promise<unknown> {
+    return this.atCursor('peerlint.checkNoveltyOfSelection', presentNovelty);
   }
 
-  async showRelatedWork(): Promise<unknown> {
-    const where = this.activeWhere();
-    if (!where) {
-      return undefined;
-    }
-    const result = await this.executeServer(PALETTE_COMMANDS['peerlint.showRelatedWork'], [where]);
-    if (result !== undefined) {
-      await presentRelated(result);
-    }
-    return result;
+  rankContributions(): Promise<unknown> {
+    return this.atCursor('peerlint.rankContributionsAtCursor', (result) => presentRanking(result, this.output));
+  }
+
+  showRelatedWork(): Promise<unknown> {
+    return this.atCursor('peerlint.showRelatedWork', presentRelated);
   }
 
   async rebuildIndex(): Promise<unknown> {
