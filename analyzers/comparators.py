@@ -219,10 +219,23 @@ class Blend:
         self._scale: list[tuple[float, float]] = []
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        raw = [np.asarray(part(list(texts)), dtype=float).reshape(-1) for part in self.parts]
+        return self.combine(self.parts_of(texts))
+
+    def parts_of(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Each part's raw scores (a bench reports them beside the blend without scoring twice)."""
+        return [np.asarray(part(list(texts)), dtype=float).reshape(-1) for part in self.parts]
+
+    def combine(self, raw: Sequence[np.ndarray]) -> np.ndarray:
         if not self._scale:
-            self._scale = [(float(r.mean()), float(r.std()) if len(r) > 1 and r.std() > 0 else 1.0) for r in raw]
+            self._scale = [scale_of(r) for r in raw]
         return sum((r - mu) / sd for r, (mu, sd) in zip(raw, self._scale))
+
+
+def scale_of(values: np.ndarray) -> tuple[float, float]:
+    """Mean and standard deviation for standardising `values` (sd 1 when they do not vary)."""
+    values = np.asarray(values, dtype=float)
+    sd = float(values.std()) if len(values) > 1 else 0.0
+    return float(values.mean()), sd if sd > 0 else 1.0
 
 
 def make_comparator(kind: str, llm=None, index=None, embed=None, llm_weight: float = 0.5, **topicality) -> Comparator:

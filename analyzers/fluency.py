@@ -17,10 +17,16 @@ POWERS = {"mean per token": 1.0, "sum / sqrt(tokens)": 0.5, "sum": 0.0}
 
 def logliks(llm: object, texts: Sequence[str], prompt: str = PROMPT) -> list[LogLik]:
     """Each text's log-likelihood after `prompt`; LLMUnavailable when the backend cannot score text."""
+    score = _loglik_of(llm)
+    return [score(prompt, t) for t in texts]
+
+
+def _loglik_of(llm: object):
+    """The backend's `loglik`, or LLMUnavailable (Ollama's API cannot score a given text)."""
     score = getattr(llm, "loglik", None)
     if score is None:
         raise LLMUnavailable(f"the {getattr(llm, 'name', '?')} backend cannot score a given text's likelihood")
-    return [score(prompt, t) for t in texts]
+    return score
 
 
 ABSTRACT_PROMPT = "An abstract of a scientific paper:\n"
@@ -34,15 +40,13 @@ class FluencyScore:
     --suite acceptance`).  About 2 s per abstract on two cores, cached per text by the LLM cache."""
 
     def __init__(self, llm, prompt: str = ABSTRACT_PROMPT, progress=None):
-        if getattr(llm, "loglik", None) is None:
-            raise LLMUnavailable(f"the {getattr(llm, 'name', '?')} backend cannot score a given text's likelihood")
-        self.llm, self.prompt, self.progress = llm, prompt, progress
+        self.loglik, self.prompt, self.progress = _loglik_of(llm), prompt, progress
         self.name = f"fluency({getattr(llm, 'name', '?')}:{getattr(llm, 'model', '?')})"
 
     def __call__(self, texts: Sequence[str]) -> list[float]:
         out = []
         for n, text in enumerate(texts, 1):
-            out.append(self.llm.loglik(self.prompt, text).per_token(1.0))
+            out.append(self.loglik(self.prompt, text).per_token(1.0))
             if self.progress is not None:
                 self.progress(n, len(texts))
         return out

@@ -331,8 +331,8 @@ def _label_free(bench: Bench, papers: list[Paper], X: np.ndarray, year: int) -> 
         topical = Topicality.before(bench.index, year, embed)
     except ValueError as exc:
         return {}, {"skipped": f"label-free rows skipped: {exc}"}
-    out = {f"topicality ({topical.name}, label-free)": np.asarray(topical(texts), float)}
     info["topicality"] = {"name": topical.name, "reference_papers": topical.size}
+    topicality_row = f"topicality ({topical.name}, label-free)"
 
     def progress(done: int, total: int) -> None:
         if done % 50 == 0 or done == total:
@@ -342,12 +342,12 @@ def _label_free(bench: Bench, papers: list[Paper], X: np.ndarray, year: int) -> 
         fluency = FluencyScore(bench.llm(), progress=progress)
     except LLMUnavailable as exc:
         info["fluency"] = f"skipped: {exc}"
-        return out, info
+        return {topicality_row: np.asarray(topical(texts), float)}, info
     start = time.perf_counter()
     blend = Blend([topical, fluency])
-    prior = blend(texts)  # each part is called once on all texts: the fluency row reads the same numbers
-    out["fluency (SmolLM2 mean token log-likelihood, label-free)"] = np.asarray(fluency(texts), float)
-    out["prior: topicality + fluency (Blend, label-free)"] = prior
+    raw = blend.parts_of(texts)  # each part scores every text once; the three rows read the same numbers
+    out = {topicality_row: raw[0], "fluency (SmolLM2 mean token log-likelihood, label-free)": raw[1],
+           "prior: topicality + fluency (Blend, label-free)": blend.combine(raw)}
     info["fluency"] = {"prompt": "analyzers/fluency.ABSTRACT_PROMPT", "texts": len(texts),
                        "seconds": round(time.perf_counter() - start, 1)}
     return out, info
@@ -400,13 +400,12 @@ def acceptance(bench: Bench) -> None:
                 ("acceptance head (LLM's items)", list(cv_logit[idx]))]
     prior = next((v for name, v in free.items() if name.startswith("prior")), None)
     if prior is not None and len(idx) > 1:
-        def z(v):
-            v = np.asarray(v, float)
-            return (v - v.mean()) / (v.std() or 1.0)
+        from ..analyzers.comparators import scale_of
 
-        llm_z = z([llm[j] for j in ok])
-        on_items += [("prior (LLM's items)", list(prior[idx])),
-                     ("llm + prior (sum of z-scores, label-free)", list(llm_z + z(prior[idx])))]
+        llm_items, prior_items = np.array([llm[j] for j in ok], float), prior[idx]
+        standard = [(v - mu) / sd for v in (llm_items, prior_items) for mu, sd in [scale_of(v)]]
+        on_items += [("prior (LLM's items)", list(prior_items)),
+                     ("llm + prior (sum of z-scores, label-free)", list(sum(standard)))]
     for name, vals in on_items:
         v, yy, rr = np.array(vals, float), y[idx], rated[idx]
         rows.append([name, len(idx), _r(auroc(v[yy == 1], v[yy == 0])),
