@@ -17,6 +17,8 @@ import numpy as np
 from .ideas import Idea
 
 COMPARATORS = ("llm", "embedding", "prior", "hybrid")
+NEEDS_LLM = ("llm", "hybrid", "prior")  # comparators that ask the LLM (pairwise or for fluency)
+NEEDS_INDEX = ("embedding", "hybrid", "prior")  # comparators that read reference papers (Topicality)
 ANSWER_CHARS = 700  # per idea in the LLM prompt (~175 tokens): keeps one comparison near 1.5 s on 2 cores
 
 
@@ -228,7 +230,7 @@ class Blend:
     def combine(self, raw: Sequence[np.ndarray]) -> np.ndarray:
         if not self._scale:
             self._scale = [scale_of(r) for r in raw]
-        return sum((r - mu) / sd for r, (mu, sd) in zip(raw, self._scale))
+        return standardised_sum(raw, self._scale)
 
 
 def scale_of(values: np.ndarray) -> tuple[float, float]:
@@ -238,14 +240,20 @@ def scale_of(values: np.ndarray) -> tuple[float, float]:
     return float(values.mean()), sd if sd > 0 else 1.0
 
 
+def standardised_sum(raw: Sequence[np.ndarray], scales: Sequence[tuple[float, float]] | None = None) -> np.ndarray:
+    """The sum of z-scores of several score arrays, each by its `scales` entry (default: its own `scale_of`)."""
+    scales = [scale_of(r) for r in raw] if scales is None else scales
+    return sum((np.asarray(r, dtype=float) - mu) / sd for r, (mu, sd) in zip(raw, scales))
+
+
 def make_comparator(kind: str, llm=None, index=None, embed=None, llm_weight: float = 0.5, **topicality) -> Comparator:
     """"llm", "embedding" (Topicality), "prior" (Topicality + the LLM's fluency, a `Blend`) or
     "hybrid" (the LLM's pairwise answers with Topicality)."""
     if kind not in COMPARATORS:
         raise ValueError(f"unknown comparator {kind!r}: use {', '.join(COMPARATORS)}")
-    if kind in ("llm", "hybrid", "prior") and llm is None:
+    if kind in NEEDS_LLM and llm is None:
         raise ValueError(f"the {kind} comparator needs an LLM backend")
-    if kind in ("embedding", "hybrid", "prior") and index is None:
+    if kind in NEEDS_INDEX and index is None:
         raise ValueError(f"the {kind} comparator needs an index (its reference papers)")
     if kind == "llm":
         return LLMComparator(llm)

@@ -315,6 +315,9 @@ def decision(status: str) -> int | None:
     return 1 if any(a in s for a in ACCEPT) else None
 
 
+PRIOR_ROW = "prior: topicality + fluency (Blend, label-free)"
+
+
 def _label_free(bench: Bench, papers: list[Paper], X: np.ndarray, year: int) -> tuple[dict[str, np.ndarray], dict]:
     """Scores no decision has shaped: topicality, fluency (all papers; ~2 s each cold, then cached) and both."""
     from ..analyzers.comparators import Blend, Topicality
@@ -347,7 +350,7 @@ def _label_free(bench: Bench, papers: list[Paper], X: np.ndarray, year: int) -> 
     blend = Blend([topical, fluency])
     raw = blend.parts_of(texts)  # each part scores every text once; the three rows read the same numbers
     out = {topicality_row: raw[0], "fluency (SmolLM2 mean token log-likelihood, label-free)": raw[1],
-           "prior: topicality + fluency (Blend, label-free)": blend.combine(raw)}
+           PRIOR_ROW: blend.combine(raw)}
     info["fluency"] = {"prompt": "analyzers/fluency.ABSTRACT_PROMPT", "texts": len(texts),
                        "seconds": round(time.perf_counter() - start, 1)}
     return out, info
@@ -398,14 +401,13 @@ def acceptance(bench: Bench) -> None:
     on_items = [("llm (A.1, RAG)", [llm[j] for j in ok]), ("embedding (LLM's items)", list(reg[idx])),
                 ("ensemble (LLM's items)", _ensemble([llm[j] for j in ok], reg[idx])),
                 ("acceptance head (LLM's items)", list(cv_logit[idx]))]
-    prior = next((v for name, v in free.items() if name.startswith("prior")), None)
+    prior = free.get(PRIOR_ROW)
     if prior is not None and len(idx) > 1:
-        from ..analyzers.comparators import scale_of
+        from ..analyzers.comparators import standardised_sum
 
         llm_items, prior_items = np.array([llm[j] for j in ok], float), prior[idx]
-        standard = [(v - mu) / sd for v in (llm_items, prior_items) for mu, sd in [scale_of(v)]]
         on_items += [("prior (LLM's items)", list(prior_items)),
-                     ("llm + prior (sum of z-scores, label-free)", list(sum(standard)))]
+                     ("llm + prior (sum of z-scores, label-free)", list(standardised_sum([llm_items, prior_items])))]
     for name, vals in on_items:
         v, yy, rr = np.array(vals, float), y[idx], rated[idx]
         rows.append([name, len(idx), _r(auroc(v[yy == 1], v[yy == 0])),

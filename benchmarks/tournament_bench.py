@@ -27,6 +27,7 @@ not novel), and abstracts of venues/years that are not in the index (mostly nove
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 import re
 import sys
@@ -186,7 +187,7 @@ class CachedEmbed:
 def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
     import numpy as np
 
-    from ..analyzers.comparators import HybridComparator, LLMComparator, ScoreComparator, Topicality
+    from ..analyzers.comparators import NEEDS_INDEX, HybridComparator, LLMComparator, ScoreComparator, Topicality
     from ..analyzers.tournament import auroc, swiss_tournament, top_half_accuracy
 
     wanted = [v.strip() for v in args.variants.split(",") if v.strip()]
@@ -216,7 +217,7 @@ def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
     scorers: dict[str, Any] = {}
     embed = CachedEmbed(index)
     embed.prefill([p for p in papers if p.venue.lower() == args.venue.lower()])
-    if any(v in wanted for v in ("embedding", "hybrid", "prior")):
+    if any(v in wanted for v in NEEDS_INDEX):  # the variants that read Topicality
         try:
             scorers["embedding"] = Topicality.before(index, args.year, embed)
         except ValueError as exc:
@@ -228,6 +229,8 @@ def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
             scorers["embedding-head"] = HeadScorer(index, papers, args.year, args.venue, embed=embed)
         except ValueError as exc:
             print(f"tournament: embedding-head skipped: {exc}", file=sys.stderr)
+    full = balanced_sample(year_papers, 10**6, args.seed)  # the whole year, balanced
+    full_ideas, full_labels = _ideas(full), [y for _, y in full]
     if "prior" in wanted:
         from ..analyzers.comparators import Blend
         from ..analyzers.fluency import FluencyScore
@@ -244,7 +247,7 @@ def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
 
             raise UserError(f"the prior variant reads the LLM's fluency: {exc}; use --backend embedded") from None
         prior = Blend([scorers["embedding"], fluency])
-        prior([i.text for i in _ideas(balanced_sample(year_papers, 10**6, args.seed))])  # the whole year sets the scale
+        prior([i.text for i in full_ideas])  # the whole year sets the scale
         scorers["prior"] = prior
     for key in ("embedding", "embedding-head", "prior"):
         if key not in wanted or key not in scorers:
@@ -264,17 +267,15 @@ def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
             rk = swiss_tournament(_ideas(s2), ScoreComparator(scorer, "x"), args.rounds, args.seed + r)
             accs.append(top_half_accuracy(rk.order, l2))
             aucs.append(auroc(rk.score_vector(), l2))
-        full = balanced_sample(year_papers, 10**6, args.seed)
-        fl = [y for _, y in full]
-        rk = swiss_tournament(_ideas(full), ScoreComparator(scorer, "x"), args.rounds, args.seed)
+        rk = swiss_tournament(full_ideas, ScoreComparator(scorer, "x"), args.rounds, args.seed)
         rows.append({"variant": f"{kind}: {scorer.name}", "n": len(sample), "accuracy": ev["accuracy"],
                      "auroc": ev["auroc"], "mixed_pair_accuracy": ev["mixed_pair_accuracy"],
                      "comparisons": ev["counts"]["comparisons"], "pointwise_auroc": round(pointwise or 0, 4),
                      "resamples": {"samples": args.resamples, "accuracy_mean": round(float(np.mean(accs)), 4) if accs else None,
                                    "accuracy_sd": round(float(np.std(accs)), 4) if accs else None,
                                    "auroc_mean": round(float(np.mean(aucs)), 4) if aucs else None},
-                     "whole_year": {"n": len(full), "accuracy": round(top_half_accuracy(rk.order, fl), 4),
-                                    "auroc": round(auroc(rk.score_vector(), fl) or 0, 4)},
+                     "whole_year": {"n": len(full), "accuracy": round(top_half_accuracy(rk.order, full_labels), 4),
+                                    "auroc": round(auroc(rk.score_vector(), full_labels) or 0, 4)},
                      "seconds": round(time.time() - t, 1), "counts": ev["counts"]})
     llm_variants = [v for v in ("llm", "hybrid") if v in wanted]
     if llm_variants:
@@ -415,16 +416,13 @@ def run(args: argparse.Namespace) -> int:
         except IndexError_ as exc:
             raise UserError(str(exc)) from None
 
-    made: list = []
-
+    @functools.cache
     def llm_factory():
         """One backend for every variant, made on first use (the embedding variants need none)."""
-        if not made:
-            try:
-                made.append(make_llm(args.backend, args.model, args.host))
-            except LLMError as exc:
-                raise UserError(str(exc)) from None
-        return made[0]
+        try:
+            return make_llm(args.backend, args.model, args.host)
+        except LLMError as exc:
+            raise UserError(str(exc)) from None
 
     if args.suite in ("tournament", "all"):
         result = _tournament_suite(args, index, papers, llm_factory)

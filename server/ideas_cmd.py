@@ -100,15 +100,15 @@ def _where(idea) -> str:
 
 
 def cmd_rank(args) -> int:
+    from ..analyzers.comparators import NEEDS_INDEX, NEEDS_LLM
     from ..analyzers.tournament import rank_items
     from .cli import UserError
 
     if args.rounds < 1:
         raise UserError("--rounds must be at least 1")
     found = _read(args.file)
-    needs_index = args.comparator in ("hybrid", "embedding", "prior")
-    index = _index(args.index, needs_index)
-    llm = None if args.comparator == "embedding" else _llm(args, args.comparator in ("llm", "hybrid", "prior"))
+    index = _index(args.index, args.comparator in NEEDS_INDEX)
+    llm = None if args.comparator == "embedding" else _llm(args, args.comparator in NEEDS_LLM)
     if args.comparator == "auto" and index is not None and getattr(llm, "name", "") != "ollama":
         llm = None  # auto: the embedded model adds nothing measurable to the embedding prior
     embedder = index

@@ -295,6 +295,29 @@ def test_blend_sums_standardised_scores_on_the_first_batch_scale():
         Blend([])
 
 
+def test_standardised_sum_is_a_sum_of_z_scores_and_survives_constant_scores():
+    from peerlint.analyzers.comparators import standardised_sum
+
+    a, b = np.array([1.0, 2.0, 6.0]), np.array([30.0, 10.0, 20.0])
+    want = (a - a.mean()) / a.std() + (b - b.mean()) / b.std()
+    assert standardised_sum([a, b]) == pytest.approx(want)
+    flat = standardised_sum([np.array([4.0, 4.0, 4.0]), a])  # sd 0: that part adds nothing, no division by 0
+    assert np.isfinite(flat).all() and flat == pytest.approx((a - a.mean()) / a.std())
+
+
+def test_cli_comparator_choices_match_the_comparators():
+    """The parser holds its own list (it keeps imports light): it must name exactly the comparators."""
+    from peerlint.analyzers.comparators import COMPARATORS, NEEDS_INDEX, NEEDS_LLM
+    from peerlint.server.cli import build_parser
+
+    parser = build_parser()
+    ideas = next(a for a in parser._subparsers._group_actions[0].choices["ideas"]._actions
+                 if a.dest == "ideas_command")
+    rank = next(a for a in ideas.choices["rank"]._actions if a.dest == "comparator")
+    assert set(rank.choices) == {"auto", *COMPARATORS}
+    assert set(NEEDS_LLM) | set(NEEDS_INDEX) == set(COMPARATORS)
+
+
 def test_fluency_score_needs_a_backend_that_scores_text():
     from peerlint.analyzers.fluency import FluencyScore
 
