@@ -260,8 +260,13 @@ def make_comparator(kind: str, llm=None, index=None, embed=None, llm_weight: flo
     scorer = Topicality(index, embed, **topicality)
     if kind == "prior":
         from .fluency import FluencyScore
+        from .llm.base import LLMUnavailable
 
-        blend = Blend([scorer, FluencyScore(llm)])
+        try:
+            fluency = FluencyScore(llm)
+        except LLMUnavailable as exc:
+            raise ValueError(f"the prior comparator reads each idea's likelihood: {exc}; use --backend embedded") from None
+        blend = Blend([scorer, fluency])
         return ScoreComparator(blend, f"prior:{blend.name}")
     emb = ScoreComparator(scorer, f"embedding:{scorer.name}")
     return emb if kind == "embedding" else HybridComparator(LLMComparator(llm), emb, llm_weight)

@@ -22,11 +22,14 @@ def logliks(llm: object, texts: Sequence[str], prompt: str = PROMPT) -> list[Log
 
 
 def _loglik_of(llm: object):
-    """The backend's `loglik`, or LLMUnavailable (Ollama's API cannot score a given text)."""
-    score = getattr(llm, "loglik", None)
-    if score is None:
+    """The backend's `loglik`, or LLMUnavailable (Ollama's API cannot score a given text).
+
+    The cache always has a `loglik` that forwards to its backend, so the backend itself is asked:
+    a scorer refuses an Ollama backend when it is made, not halfway through a ranking."""
+    backend = getattr(llm, "inner", llm)
+    if getattr(backend, "loglik", None) is None:
         raise LLMUnavailable(f"the {getattr(llm, 'name', '?')} backend cannot score a given text's likelihood")
-    return score
+    return llm.loglik
 
 
 ABSTRACT_PROMPT = "An abstract of a scientific paper:\n"

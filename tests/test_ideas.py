@@ -318,17 +318,21 @@ def test_cli_comparator_choices_match_the_comparators():
     assert set(NEEDS_LLM) | set(NEEDS_INDEX) == set(COMPARATORS)
 
 
-def test_fluency_score_needs_a_backend_that_scores_text():
+def test_fluency_score_needs_a_backend_that_scores_text(tmp_path):
     from peerlint.analyzers.fluency import FluencyScore
+    from peerlint.analyzers.llm.cache import CachedLLM
 
     class NoLoglik:
         name = "ollama"
 
     with pytest.raises(LLMUnavailable, match="likelihood"):
         FluencyScore(NoLoglik())
-    with pytest.raises(ValueError, match="needs an LLM"):
-        from peerlint.analyzers.comparators import make_comparator
+    # the cache always has a `loglik` (it forwards): the backend behind it is what is asked, at once
+    with pytest.raises(LLMUnavailable, match="ollama backend cannot score"):
+        FluencyScore(CachedLLM(NoLoglik(), cache_dir=tmp_path))
+    from peerlint.analyzers.comparators import make_comparator
 
+    with pytest.raises(ValueError, match="needs an LLM"):
         make_comparator("prior", None, object())
 
 
@@ -465,6 +469,11 @@ def test_cli_check_with_an_unreachable_llm_never_crashes(index_path, tmp_path):
     assert table.returncode == 0 and "undetermined" in table.stdout and "errors" in table.stderr
     missing = peerlint("ideas", "rank", str(tmp_path / "nope.txt"))
     assert missing.returncode == 2 and missing.stderr.startswith("peerlint: error:")
+    # the prior comparator reads likelihoods, which Ollama's API cannot give: a clear error, no traceback
+    prior = peerlint("ideas", "rank", str(path), "--index", str(index_path), "--comparator", "prior",
+                     "--backend", "ollama", "--host", host)
+    assert prior.returncode == 2 and "prior comparator reads each idea's likelihood" in prior.stderr
+    assert "use --backend embedded" in prior.stderr and "Traceback" not in prior.stderr
 
 
 # -- the tournament bench -------------------------------------------------------------------------
