@@ -17,17 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .bibliography import BibEntry, cited_index
-from .prior_work import PriorWorkAnalyzer
-from .quality import QualityAnalyzer
+from .registry import engine_factories
+from .retrieval.bibliography import BibEntry, cited_index
 from .types import AnalysisContext, Analyzer, Chunk, Judgment
-from .venue_style import VenueStyleAnalyzer
 
 log = logging.getLogger(__name__)
-
-ANALYZERS: dict[str, Callable[[], Analyzer]] = {"prior-work": PriorWorkAnalyzer, "quality": QualityAnalyzer,
-                                                "venue-style": VenueStyleAnalyzer}
-
 
 @dataclass
 class RunReport:
@@ -100,7 +94,7 @@ class Engine:
         self.retriever = retriever
         self.llm = llm
         self.cache = JudgmentCache(cache_path)
-        self._factories = analyzers or ANALYZERS
+        self._factories = analyzers or engine_factories()
         self._instances: dict[str, Analyzer] = {}
         self.calls: Counter = Counter()  # analyzer name -> chunks analysed since start
 

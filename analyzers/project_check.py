@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .bibliography import BibEntry, read_bib_files
+from .retrieval.bibliography import BibEntry, read_bib_files
 from .engine import Engine
-from .latex import ParseOptions, find_root, parse_project
+from .latex.parse import ParseOptions
+from .latex.project import find_root, parse_project
 from .types import Chunk, Judgment
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
+
+from ..index.hashing import text_hash
 
 
 @dataclass(frozen=True)
@@ -46,10 +47,6 @@ class Chunk:
         return text_hash(self.text)
 
 
-def text_hash(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
-
-
 @dataclass(frozen=True)
 class Judgment:
     """One finding about one chunk; becomes one LSP diagnostic."""
@@ -68,7 +65,7 @@ class AnalysisContext:
     """What an analyzer may use besides the chunks: the whole document and shared services."""
 
     chunks: Sequence[Chunk]
-    retriever: Any | None = None  # peerlint.analyzers.retrieval.Retriever over the open index
+    retriever: Any | None = None  # peerlint.analyzers.retrieval.retriever.Retriever over the open index
     llm: Any | None = None  # peerlint.analyzers.llm.base.LLM
     settings: Any | None = None  # peerlint.server.config.Settings
     has_bibliography: bool = False  # a .bib was found and read

@@ -14,8 +14,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ..analyzers.types import text_hash
-from .embed import DIM, Embedder
+from .hashing import text_hash
+from .embedding.embedder import DIM, Embedder
 from .entities import write_entities
 from .papers import Paper
 from .progress import Progress

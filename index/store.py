@@ -163,7 +163,7 @@ class VectorIndex:
     @property
     def embedder(self):
         if self._embedder is None:
-            from .embed import Embedder
+            from .embedding.embedder import Embedder
 
             self._embedder = Embedder(route=self.manifest.model_id.split("@", 1)[-1])
         return self._embedder

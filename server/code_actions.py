@@ -6,8 +6,8 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
-from ..analyzers.bibliography import bibtex_entry, cited_index, key_for, make_key, parse_bib
-from ..analyzers.latex import LineIndex
+from ..analyzers.retrieval.bibliography import bibtex_entry, cited_index, key_for, make_key, parse_bib
+from ..analyzers.latex.parse import LineIndex
 from ..analyzers.types import Chunk
 from ..index.papers import Paper
 

@@ -12,11 +12,12 @@ import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable
 
+from ..analyzers.registry import CODES
+from ..analyzers.registry import NAMES as ANALYZERS
+
 SEVERITIES = ("error", "warning", "information", "hint", "off")
 BACKENDS = ("auto", "embedded", "ollama")
 DRAFTS_SCORERS = ("auto", "llm", "embedding", "ensemble")
-CODES = ("close-prior-work", "missing-related-work", "weak-chunk", "off-venue-style", "novelty")
-ANALYZERS = ("prior-work", "quality", "venue-style", "novelty")
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ def components(index_path: Path) -> list[Component]:
     out = [Component("python", True, platform.python_version(), platform.platform())]
     out.append(_dist("torch", "torch", "pip install torch==2.13.0 (the CPU build; a bare `torch` pulls CUDA)"))
     out.append(_dist("sentence-transformers", "sentence_transformers", "pip install sentence-transformers"))
-    from ..index.embed import EmbeddingError, model_dir
+    from ..index.embedding.embedder import EmbeddingError, model_dir
 
     try:
         out.append(Component("embedding model", True, "all-MiniLM-L6-v2", str(model_dir())))

@@ -352,7 +352,7 @@ def _setup_logging(log_file: Path | None) -> None:
 
 
 def serve(tcp: str | None = None, log_file: Path | None = None) -> int:
-    from ..index.embed import cache_root
+    from ..index.embedding.embedder import cache_root
 
     _setup_logging(log_file or cache_root() / "server.log")
     if tcp:

@@ -13,16 +13,17 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import unquote, urlparse
 
-from ..analyzers.bibliography import BibEntry
+from ..analyzers.retrieval.bibliography import BibEntry
 from ..analyzers.engine import Engine
-from ..analyzers.latex import LineIndex, find_root, line_index, parse_project, selection_chunk
-from ..analyzers.novelty_check import NoveltyChecker
+from ..analyzers.latex.parse import LineIndex, line_index, selection_chunk
+from ..analyzers.latex.project import find_root, parse_project
+from ..analyzers.novelty.check import NoveltyChecker
 from ..analyzers.project_check import parse_options, read_bibliography
-from ..analyzers.retrieval import HitView, Retriever
+from ..analyzers.retrieval.retriever import HitView, Retriever
 from ..analyzers.types import Chunk, Judgment, Position
-from ..analyzers.venue_guess import guess_venue
+from ..analyzers.drafts.venue_guess import guess_venue
 from ..index.build import default_index_path
-from ..index.embed import cache_root
+from ..index.embedding.embedder import cache_root
 from ..index.store import IndexError_, build_command, open_index
 from .config import Settings
 
@@ -215,7 +216,7 @@ class Service:
         retriever = self.retriever()
         if retriever is None:
             return []
-        from ..analyzers.prior_work import sec_related, with_provenance
+        from ..analyzers.retrieval.prior_work import sec_related, with_provenance
 
         return [with_provenance(HitView.of(h), h) for h in sec_related(retriever, [chunk], k)[chunk.hash]]
 
@@ -281,7 +282,7 @@ class Service:
     def nova_verdict(self, chunk: Chunk, llm):
         """NOVA's check of the text (one planned-retrieval round: each costs seconds on a CPU model),
         cached per text and model like the rest of *Check novelty*."""
-        from ..analyzers.nova_check import check_idea
+        from ..analyzers.ideas.nova_check import check_idea
 
         key = (chunk.hash, f"{getattr(llm, 'name', '')}:{getattr(llm, 'model', '')}")
         with self._lock:
@@ -297,8 +298,8 @@ class Service:
     def rank_contributions(self, uri: str, line: int, character: int,
                            progress: Callable[[int, int], None] | None = None) -> dict:
         """Rank the `\\item`s of the list at the cursor with NOVA's Swiss tournament (5 rounds)."""
-        from ..analyzers.ideas import list_items_at
-        from ..analyzers.tournament import rank_items
+        from ..analyzers.ideas.idea_file import list_items_at
+        from ..analyzers.ideas.tournament import rank_items
 
         source = self.document_text(uri)
         items = list_items_at(source, line_index(source).offset(Position(line, character)), uri)
@@ -317,7 +318,7 @@ class Service:
     def rebuild_index(self) -> dict:
         """Rebuild from the corpus the current index was built from (the shipped one by default)."""
         from ..index.build import build_index
-        from ..index.ingest import default_corpus_path, load_papers
+        from ..index.ingest.load import default_corpus_path, load_papers
 
         sources: list = [default_corpus_path()]
         if self._retriever is not None and self._retriever.index.manifest.sources:

@@ -24,7 +24,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 def sample_papers():
-    from peerlint.index.ingest import default_corpus_path, load_papers
+    from peerlint.index.ingest.load import default_corpus_path, load_papers
 
     return [p for p in load_papers([default_corpus_path()], warn=lambda m: None)
             if (p.venue, p.year) in TEST_VENUES or p.title.lower() in EXTRA_TITLES]
@@ -34,7 +34,7 @@ def sample_papers():
 def index_path() -> Path:
     """A real index of ~2,200 shipped abstracts, built (incrementally) once per session."""
     from peerlint.index.build import build_index
-    from peerlint.index.embed import cache_root
+    from peerlint.index.embedding.embedder import cache_root
 
     root = Path(os.environ.get("PEERLINT_TEST_INDEX", cache_root() / "test-index"))
     build_index(sample_papers(), root, sources=["tests/conftest.py:sample_papers"], show_progress=False)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import lzma
 
-from peerlint.index.ingest import default_corpus_path
+from peerlint.index.ingest.load import default_corpus_path
 from peerlint.server.cli import build_parser
 
 
 def test_bench_index_tiny(tmp_path, monkeypatch, capsys):
-    from peerlint.benchmarks.index_bench import run
+    from peerlint.benchmarks.index.bench import run
 
     corpus = tmp_path / "corpus.jsonl"
     with lzma.open(default_corpus_path(), "rt", encoding="utf-8") as src:

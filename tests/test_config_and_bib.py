@@ -5,7 +5,7 @@ from __future__ import annotations
 import bibtexparser
 from hypothesis import given, settings as hsettings, strategies as st
 
-from peerlint.analyzers.bibliography import bibtex_entry, cited_index, key_for, make_key, parse_bib
+from peerlint.analyzers.retrieval.bibliography import bibtex_entry, cited_index, key_for, make_key, parse_bib
 from peerlint.index.papers import Paper
 from peerlint.server.code_actions import cite_edit
 from peerlint.server.config import Settings

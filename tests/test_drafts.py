@@ -8,14 +8,14 @@ import math
 import numpy as np
 import pytest
 
-from peerlint.analyzers.drafts_heads import LinearHead, VenueHead, paper_matrix
-from peerlint.analyzers.drafts_scoring import SCALE, DraftScorer, aggregate, expected_score
-from peerlint.analyzers.drafts_text import prepare
+from peerlint.analyzers.drafts.heads import LinearHead, VenueHead, paper_matrix
+from peerlint.analyzers.drafts.scoring import SCALE, DraftScorer, aggregate, expected_score
+from peerlint.analyzers.drafts.text import prepare
 from peerlint.analyzers.llm.base import (ChoiceScores, GenerateParams, LLMError, LLMUnavailable, LogLik, normalise_logprobs,
                                          one_hot)
-from peerlint.analyzers.retrieval import Retriever
-from peerlint.analyzers.venue_guess import guess_venue
-from peerlint.benchmarks.drafts_metrics import auroc, spearman, win_rate
+from peerlint.analyzers.retrieval.retriever import Retriever
+from peerlint.analyzers.drafts.venue_guess import guess_venue
+from peerlint.benchmarks.drafts.metrics import auroc, spearman, win_rate
 
 from conftest import LATEX, REPO
 from llm_fixtures import needs_model
@@ -75,7 +75,7 @@ def test_prompt_files_cite_the_paper_and_follow_appendix_a(pid, appendix, must, 
     path = REPO / "analyzers" / "prompts" / f"drafts_{pid}.txt"
     header = path.read_text().splitlines()[0]
     assert "Between the Drafts" in header and f"Appendix {appendix}" in header and "Chen" in header
-    from peerlint.analyzers.drafts_scoring import Reference
+    from peerlint.analyzers.drafts.scoring import Reference
 
     refs = [Reference("x", "T", "ICLR", 2017, 0.8, "Reference passage one."), Reference("y", "U", "ICLR", 2017, 0.7, "Two.")]
     text = DraftScorer.render(pid, prepare(PROSE), refs if "GOLD" not in must_not else [], "My Paper", 3)
@@ -181,7 +181,7 @@ class LoglikLLM:
 
 
 def test_fluency_is_cached_normalised_and_unavailable_without_text_scoring(tmp_path):
-    from peerlint.analyzers.fluency import POWERS, logliks
+    from peerlint.analyzers.drafts.fluency import POWERS, logliks
     from peerlint.analyzers.llm.cache import CachedLLM
 
     inner = LoglikLLM()
@@ -254,7 +254,7 @@ def test_cpu_heads_train_and_beat_chance_on_held_out_papers(vector_index):
 
 def test_analyzers_flag_off_venue_chunks_with_evidence(index_path, tmp_path, monkeypatch):
     from peerlint.analyzers.engine import Engine
-    from peerlint.analyzers.latex import parse_document
+    from peerlint.analyzers.latex.parse import parse_document
     from peerlint.index.store import open_index
     from peerlint.server.config import Settings
     from peerlint.server.diagnostics import hover_markdown
@@ -288,7 +288,7 @@ def test_analyzers_flag_off_venue_chunks_with_evidence(index_path, tmp_path, mon
 
 def test_bench_drafts_consistency_cli_writes_json(tmp_path, monkeypatch):
     from peerlint.analyzers.llm import select
-    from peerlint.index.ingest import default_corpus_path, load_papers
+    from peerlint.index.ingest.load import default_corpus_path, load_papers
     from peerlint.server.cli import main
 
     papers = [p for p in load_papers([default_corpus_path()], warn=lambda m: None) if p.venue == "NeurIPS"][:40]
@@ -310,7 +310,7 @@ def test_bench_drafts_consistency_cli_writes_json(tmp_path, monkeypatch):
 def test_repeated_paragraphs_keep_one_finding_each_when_cached():
     """Chunks with the same text share a cache entry; a warm run must not multiply their findings."""
     from peerlint.analyzers.engine import Engine
-    from peerlint.analyzers.latex import parse_document
+    from peerlint.analyzers.latex.parse import parse_document
     from peerlint.analyzers.types import Judgment
     from peerlint.server.config import Settings
 

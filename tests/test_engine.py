@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from peerlint.analyzers.engine import Engine
-from peerlint.analyzers.latex import parse_document
+from peerlint.analyzers.latex.parse import parse_document
 from peerlint.analyzers.types import Judgment
 from peerlint.server.config import Settings
 

@@ -15,11 +15,11 @@ import pytest
 
 from conftest import REPO
 from llm_fixtures import closed_port, loopback, needs_model  # noqa: F401  (loopback: a pytest fixture)
-from peerlint.analyzers.ideas import Idea, dedup, read_ideas, tex_items
+from peerlint.analyzers.ideas.idea_file import Idea, dedup, read_ideas, tex_items
 from peerlint.analyzers.llm.base import ChoiceScores, GenerateParams, LLMBadOutput, LLMUnavailable, normalise_logprobs
-from peerlint.analyzers.nova_check import check_idea
-from peerlint.analyzers.comparators import HybridComparator, LLMComparator, Preference, ScoreComparator
-from peerlint.analyzers.tournament import (auroc, default_comparator, rank_items, swiss_tournament,
+from peerlint.analyzers.ideas.nova_check import check_idea
+from peerlint.analyzers.ideas.comparators import HybridComparator, LLMComparator, Preference, ScoreComparator
+from peerlint.analyzers.ideas.tournament import (auroc, default_comparator, rank_items, swiss_tournament,
                                            top_half_accuracy)
 
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
@@ -280,7 +280,7 @@ def test_default_comparator_follows_the_measurement():
 
 
 def test_blend_sums_standardised_scores_on_the_first_batch_scale():
-    from peerlint.analyzers.comparators import Blend
+    from peerlint.analyzers.ideas.comparators import Blend
 
     lengths = lambda ts: [float(len(t)) for t in ts]  # noqa: E731
     words = lambda ts: [10.0 * len(t.split()) for t in ts]  # noqa: E731
@@ -296,7 +296,7 @@ def test_blend_sums_standardised_scores_on_the_first_batch_scale():
 
 
 def test_standardised_sum_is_a_sum_of_z_scores_and_survives_constant_scores():
-    from peerlint.analyzers.comparators import standardised_sum
+    from peerlint.analyzers.ideas.comparators import standardised_sum
 
     a, b = np.array([1.0, 2.0, 6.0]), np.array([30.0, 10.0, 20.0])
     want = (a - a.mean()) / a.std() + (b - b.mean()) / b.std()
@@ -307,7 +307,7 @@ def test_standardised_sum_is_a_sum_of_z_scores_and_survives_constant_scores():
 
 def test_cli_comparator_choices_match_the_comparators():
     """The parser holds its own list (it keeps imports light): it must name exactly the comparators."""
-    from peerlint.analyzers.comparators import COMPARATORS, NEEDS_INDEX, NEEDS_LLM
+    from peerlint.analyzers.ideas.comparators import COMPARATORS, NEEDS_INDEX, NEEDS_LLM
     from peerlint.server.cli import build_parser
 
     parser = build_parser()
@@ -319,7 +319,7 @@ def test_cli_comparator_choices_match_the_comparators():
 
 
 def test_fluency_score_needs_a_backend_that_scores_text(tmp_path):
-    from peerlint.analyzers.fluency import FluencyScore
+    from peerlint.analyzers.drafts.fluency import FluencyScore
     from peerlint.analyzers.llm.cache import CachedLLM
 
     class NoLoglik:
@@ -330,7 +330,7 @@ def test_fluency_score_needs_a_backend_that_scores_text(tmp_path):
     # the cache always has a `loglik` (it forwards): the backend behind it is what is asked, at once
     with pytest.raises(LLMUnavailable, match="ollama backend cannot score"):
         FluencyScore(CachedLLM(NoLoglik(), cache_dir=tmp_path))
-    from peerlint.analyzers.comparators import make_comparator
+    from peerlint.analyzers.ideas.comparators import make_comparator
 
     with pytest.raises(ValueError, match="needs an LLM"):
         make_comparator("prior", None, object())
@@ -341,7 +341,7 @@ def test_prior_comparator_prefers_fluent_on_topic_text(vector_index):
     """The prior ranks a real abstract above the same words shuffled: fluency decides, topicality ties."""
     import random as _random
 
-    from peerlint.analyzers.comparators import make_comparator
+    from peerlint.analyzers.ideas.comparators import make_comparator
     from peerlint.analyzers.llm.embedded import EmbeddedLLM
 
     paper = vector_index.paper(0)
@@ -482,7 +482,7 @@ def test_bench_tournament_rows_json_and_missing_reference(tmp_path, monkeypatch,
     """A small real corpus: 16 + 16 ICLR 2017 decisions and 40 NeurIPS 2016 abstracts as the reference."""
     from peerlint.analyzers.llm import select
     from peerlint.analyzers.llm.base import LogLik
-    from peerlint.index.ingest import default_corpus_path, load_papers
+    from peerlint.index.ingest.load import default_corpus_path, load_papers
     from peerlint.server.cli import main
 
     class Fluent:
@@ -516,7 +516,7 @@ def test_bench_tournament_rows_json_and_missing_reference(tmp_path, monkeypatch,
     # no reference papers before 2014 in this corpus: a clear error, exit 2, no traceback
     assert main(["bench", "tournament", "--year", "2014", *common]) == 2
     assert "has too few accepted and rejected" in capsys.readouterr().err
-    monkeypatch.setattr("peerlint.benchmarks.tournament_bench.balanced_sample",
+    monkeypatch.setattr("peerlint.benchmarks.tournament.bench.balanced_sample",
                         lambda papers, n, seed: [(p, i % 2 == 0) for i, p in enumerate(chosen[:8])])
     assert main(["bench", "tournament", "--year", "2013", "--variants", "embedding", *common]) == 2
     assert "no papers from 2008-2012" in capsys.readouterr().err

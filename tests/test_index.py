@@ -20,8 +20,8 @@ import pytest
 
 import peerlint.index.store as store_module
 from peerlint.index.build import build_index
-from peerlint.index.embed import Embedder
-from peerlint.index.ingest import default_corpus_path, load_papers
+from peerlint.index.embedding.embedder import Embedder
+from peerlint.index.ingest.load import default_corpus_path, load_papers
 from peerlint.index.papers import Paper, SearchFilter
 from peerlint.index.store import EXACT_FRACTION, IndexCorrupt, IndexMissing, open_index
 

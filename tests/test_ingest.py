@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from peerlint.index import ingest
-from peerlint.index.ingest import CorpusError, default_corpus_path, load_papers, read_corpus
-from peerlint.index.pack_corpus import main as pack_main
+from peerlint.index.ingest import load as ingest
+from peerlint.index.ingest.load import CorpusError, default_corpus_path, load_papers, read_corpus
+from peerlint.index.ingest.pack_corpus import main as pack_main
 from peerlint.index.papers import Paper
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -181,7 +181,7 @@ def test_latin1_file_is_read_with_a_warning(tmp_path):
 def test_default_warn_goes_to_the_log(tmp_path, caplog):
     path = tmp_path / "one.jsonl"
     path.write_text('{"id": "a", "title": "T"}\nnot json\n', encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="peerlint.index.ingest"):
+    with caplog.at_level(logging.WARNING, logger="peerlint.index.ingest.load"):
         assert len(list(read_corpus([path]))) == 1
     assert f"{path}:2: invalid JSON" in caplog.text
 

@@ -11,17 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from peerlint.analyzers import latex as L
-from peerlint.analyzers.latex import (
-    LineIndex,
-    ParseOptions,
-    estimate_tokens,
-    find_root,
-    offset_to_position,
-    parse_document,
-    parse_project,
-    position_to_offset,
-)
+from peerlint.analyzers.latex import parse as L
+from peerlint.analyzers.latex.parse import LineIndex, ParseOptions, estimate_tokens, offset_to_position, parse_document, position_to_offset
+from peerlint.analyzers.latex.project import find_root, parse_project
 from peerlint.analyzers.types import Position
 
 DATA = Path(__file__).parents[1].parent / "shared" / "data" / "latex"

@@ -98,7 +98,7 @@ def test_concurrent_calls_match_serial_ones(embedded):
 
 
 def _typo_fix() -> dict:
-    from peerlint.benchmarks.drafts import ARXIVEDITS
+    from peerlint.benchmarks.drafts.context import ARXIVEDITS
 
     path = ARXIVEDITS / "dev.json"
     if not path.is_file():
@@ -109,7 +109,7 @@ def _typo_fix() -> dict:
 
 def test_loglik_prefers_a_real_typo_fix(embedded):
     """arXivEdits dev: "we provides" -> "we provide" must read as more fluent to the model."""
-    from peerlint.analyzers.fluency import PROMPT
+    from peerlint.analyzers.drafts.fluency import PROMPT
 
     pair = _typo_fix()
     assert [e["intention"] for e in pair["edits-combination-0"].values()] == ["Improve-grammar-Typo"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from peerlint.analyzers.related_work import CitationGraph, RelatedWork, SECConfig
+from peerlint.analyzers.retrieval.related_work import CitationGraph, RelatedWork, SECConfig
 from peerlint.index import entities as ent
 from peerlint.index.entities import EntityTable, extract_keyphrases, normalise, paper_entities
 from peerlint.index.papers import Paper, SearchFilter
@@ -180,7 +180,7 @@ def test_stage_names_are_checked():
 
 def test_clustering_steps_back_a_duplicate(tmp_path):
     from peerlint.index.build import build_index
-    from peerlint.index.ingest import default_corpus_path, load_papers
+    from peerlint.index.ingest.load import default_corpus_path, load_papers
     from peerlint.index.store import open_index
 
     real = [p for p in load_papers([default_corpus_path()], warn=lambda m: None) if (p.venue, p.year) == ("ICLR", 2017)][:5]
@@ -283,10 +283,10 @@ def test_missing_related_work_offers_sec_papers_with_provenance(vector_index, tm
     import time
 
     from peerlint.analyzers.engine import Engine
-    from peerlint.analyzers.prior_work import RELATED_SECTIONS
+    from peerlint.analyzers.retrieval.prior_work import RELATED_SECTIONS
     from peerlint.analyzers.project_check import check_file
-    from peerlint.analyzers.related_work import related_work_for
-    from peerlint.analyzers.retrieval import Retriever
+    from peerlint.analyzers.retrieval.related_work import related_work_for
+    from peerlint.analyzers.retrieval.retriever import Retriever
     from peerlint.server.config import Settings
 
     from conftest import EXAMPLES

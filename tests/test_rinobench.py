@@ -12,12 +12,12 @@ import pytest
 
 from llm_fixtures import needs_model
 from peerlint.analyzers.llm.base import GenerateParams, LLMBadOutput, LLMUnavailable, normalise_logprobs
-from peerlint.analyzers.rinobench_data import RinoDataError, collect, read_rinobench
-from peerlint.analyzers.rinobench_judge import (AspectCheck, AspectComparison, Budget, JudgedAspect, Justification,
+from peerlint.analyzers.ideas.rinobench_data import RinoDataError, collect, read_rinobench
+from peerlint.analyzers.ideas.rinobench_judge import (AspectCheck, AspectComparison, Budget, JudgedAspect, Justification,
                                                 RinoLLM, Unparsed, parse_comparison, parse_fact_check,
                                                 parse_prediction, predict_prompt, rubric_lines, token_score)
-from peerlint.benchmarks import rinobench
-from peerlint.benchmarks.rinobench_metrics import (additional_ratio, aspect_recall, hallucination_rate,
+from peerlint.benchmarks.rinobench import bench as rinobench
+from peerlint.benchmarks.rinobench.metrics import (additional_ratio, aspect_recall, hallucination_rate,
                                                    item_justification, justification_metrics, majority_class,
                                                    mean_absolute_error, score_metrics)
 
@@ -203,7 +203,7 @@ def test_shipped_sample_is_labelled_and_built_from_real_corpus_abstracts():
     assert len(data.items) == 8 and not data.skipped and data.dropped_works == 0
     assert sorted({i.novelty_score for i in data.items}) == [1, 2, 3, 4, 5]
     assert majority_class([i.novelty_score for i in data.items]) == 3
-    from peerlint.index.ingest import default_corpus_path
+    from peerlint.index.ingest.load import default_corpus_path
 
     with lzma.open(default_corpus_path(), "rt", encoding="utf-8") as f:
         corpus = {(p["title"], " ".join(p["abstract"].split())) for p in map(json.loads, f)}

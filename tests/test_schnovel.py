@@ -14,9 +14,9 @@ import pytest
 from conftest import EXAMPLES, REPO, sample_papers
 from llm_fixtures import needs_model
 from peerlint.analyzers.llm.base import ChoiceScores, GenerateParams, normalise_logprobs
-from peerlint.analyzers.novelty_llm import Shown, ask, parse_verdict
-from peerlint.benchmarks.schnovel_pairs import Field, Pair, parse_fields, read_pairs, sample_pairs, write_pairs
-from peerlint.benchmarks.schnovel_report import mcnemar_exact, summarise
+from peerlint.analyzers.novelty.llm_methods import Shown, ask, parse_verdict
+from peerlint.analyzers.novelty.pairs import Field, Pair, parse_fields, read_pairs, sample_pairs, write_pairs
+from peerlint.benchmarks.schnovel.report import mcnemar_exact, summarise
 from peerlint.index.papers import Paper
 
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1"}
@@ -25,7 +25,7 @@ TEST_FIELD = [Field("all", ("ICLR", "ACL", "NAACL", "COLING", "NeurIPS"))]  # th
 
 @pytest.fixture(scope="module")
 def corpus() -> list[Paper]:
-    from peerlint.index.ingest import default_corpus_path, load_papers
+    from peerlint.index.ingest.load import default_corpus_path, load_papers
 
     return load_papers([default_corpus_path()], warn=lambda m: None)
 
@@ -122,7 +122,7 @@ def test_garbage_llm_answers_are_counted_unparsed_not_guessed():
         verdict = ask(method, GarbageLLM(), a, b)
         assert verdict.choice is None and verdict.how == "none"
     pairs = [Pair("f", 2017, 5, "a", "b")]
-    from peerlint.benchmarks.schnovel_report import MethodResult, Outcome
+    from peerlint.benchmarks.schnovel.report import MethodResult, Outcome
 
     res = MethodResult("cot", [Outcome(0, True, False, "none"), Outcome(0, False, False, "none")], 1.0)
     [record] = summarise([res], pairs)
@@ -135,7 +135,7 @@ def test_leaving_papers_out_of_the_field_models_is_exact(with_lexicon):
     on the embedding alone or on embedding and lexical vector together."""
     import numpy as np
 
-    from peerlint.analyzers.novelty_features import RIDGE, Lexicon, Timeline
+    from peerlint.analyzers.novelty.features import RIDGE, Lexicon, Timeline
 
     rng = np.random.default_rng(0)
     P = rng.normal(size=(400, 12)).astype(np.float32)
@@ -164,7 +164,7 @@ def test_leaving_papers_out_of_the_field_models_is_exact(with_lexicon):
 # -- methods on real papers ------------------------------------------------------------------------
 
 def test_date_knn_beats_chance_on_real_pairs(vector_index, tmp_path):
-    from peerlint.benchmarks.schnovel import Bench
+    from peerlint.benchmarks.schnovel.bench import Bench
 
     papers = sample_papers()
     path = tmp_path / "pairs.jsonl"

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from peerlint.analyzers.latex import parse_document, selection_chunk
+from peerlint.analyzers.latex.parse import parse_document, selection_chunk
 from peerlint.analyzers.types import Position
 
 DRAFT = Path(__file__).resolve().parents[1] / "examples" / "draft.tex"

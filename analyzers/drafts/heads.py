@@ -1,0 +1,212 @@
+"""Cheap, strong CPU scorers on sentence embeddings: the "beyond the paper" side of quality and style.
+
+A 135M LLM barely separates scientific from informal prose (see `peerlint bench drafts`), while
+MiniLM embeddings do so almost perfectly with a linear head.  Three heads, all plain numpy:
+
+* `LinearHead` (binary logistic regression, Newton's method): scientific register (proceedings
+  chunks vs informal English) for `weak-chunk`, and accepted-vs-rejected for the acceptance bench;
+* `VenueHead` (linear discriminant analysis with a shrunk shared covariance, closed form): which
+  venue a chunk reads like, trained at first use on the open index's own venue labels;
+* both map a raw score to 1–10 through its percentile among reference texts (`Percentiles`), so
+  "well below the venue's own papers" is a statement about a distribution, not a magic number.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..npz_file import load_npz, save_npz
+
+log = logging.getLogger(__name__)
+
+HEADS_FILE = Path(__file__).with_name("data") / "drafts_heads.npz"
+VERSION = 1
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(x, -30, 30)))
+
+
+def fit_logistic(X: np.ndarray, y: np.ndarray, l2: float = 1.0, iters: int = 50,
+                 balanced: bool = True) -> tuple[np.ndarray, float]:
+    """(w, b) of an L2-regularised logistic regression (the intercept is not penalised).
+
+    `balanced` weighs each class to half the total, so a 10:1 corpus does not buy a biased head.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    Xb = np.hstack([X, np.ones((len(X), 1))])
+    pos = max(y.sum(), 1.0)
+    neg = max(len(y) - y.sum(), 1.0)
+    sw = np.where(y > 0.5, len(y) / (2 * pos), len(y) / (2 * neg)) if balanced else np.ones(len(y))
+    reg = np.full(Xb.shape[1], l2)
+    reg[-1] = 1e-6
+    w = np.zeros(Xb.shape[1])
+    for _ in range(iters):
+        p = sigmoid(Xb @ w)
+        grad = Xb.T @ (sw * (p - y)) + reg * w
+        hess = (Xb.T * (sw * p * (1 - p))) @ Xb + np.diag(reg)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return w[:-1], float(w[-1])
+
+
+@dataclass
+class Percentiles:
+    """A reference distribution kept as 101 quantiles: percentile(x) in [0, 1]."""
+
+    quantiles: np.ndarray
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> "Percentiles":
+        return cls(np.quantile(np.asarray(values, dtype=float), np.linspace(0, 1, 101)))
+
+    def percentile(self, x: np.ndarray | float) -> np.ndarray:
+        return np.interp(np.asarray(x, dtype=float), self.quantiles, np.linspace(0, 1, 101), left=0.0, right=1.0)
+
+    def rating(self, x: np.ndarray | float) -> np.ndarray:
+        """1–10 on the same scale as the LLM's ratings: 1 + 9 × percentile among the references."""
+        return 1.0 + 9.0 * self.percentile(x)
+
+
+@dataclass
+class LinearHead:
+    """A logistic head on normalised embeddings: logit = w·x + b."""
+
+    w: np.ndarray
+    b: float
+    reference: Percentiles  # logits of the positive class's reference texts
+    model_id: str = ""  # the embedding model the head was trained on; other vectors are meaningless here
+    info: dict = field(default_factory=dict)
+
+    @classmethod
+    def train(cls, X: np.ndarray, y: np.ndarray, reference: np.ndarray | None = None, l2: float = 1.0,
+              model_id: str = "", info: dict | None = None) -> "LinearHead":
+        w, b = fit_logistic(X, y, l2)
+        ref = np.asarray(reference if reference is not None else np.asarray(X)[np.asarray(y) > 0.5])
+        return cls(w, b, Percentiles.of(ref @ w + b), model_id, dict(info or {}))
+
+    def logit(self, X: np.ndarray) -> np.ndarray:
+        return np.atleast_2d(np.asarray(X, dtype=np.float64)) @ self.w + self.b
+
+    def prob(self, X: np.ndarray) -> np.ndarray:
+        return sigmoid(self.logit(X))
+
+    def rating(self, X: np.ndarray) -> np.ndarray:
+        return self.reference.rating(self.logit(X))
+
+
+@dataclass
+class VenueHead:
+    """Shrinkage LDA over venues: class means, a shared covariance, uniform priors."""
+
+    classes: tuple[str, ...]
+    W: np.ndarray  # (dim, classes)
+    b: np.ndarray  # (classes,)
+    own: dict[str, Percentiles] = field(default_factory=dict)  # P(venue | own papers) per venue
+    model_id: str = ""
+    info: dict = field(default_factory=dict)
+
+    @classmethod
+    def train(cls, X: np.ndarray, labels: Sequence[str], shrink: float = 0.3, min_count: int = 20,
+              model_id: str = "") -> "VenueHead":
+        X = np.asarray(X, dtype=np.float64)
+        labels = np.asarray([str(v) for v in labels])
+        names, counts = np.unique(labels, return_counts=True)
+        classes = tuple(str(n) for n, c in zip(names, counts) if c >= min_count)
+        if len(classes) < 2:
+            raise ValueError(f"a venue head needs two venues with at least {min_count} papers each, got {len(classes)}")
+        keep = np.isin(labels, classes)
+        X, labels = X[keep], labels[keep]
+        means = np.stack([X[labels == c].mean(axis=0) for c in classes])
+        centred = X - means[np.searchsorted(np.array(classes), labels)]
+        cov = centred.T @ centred / max(len(X) - len(classes), 1)
+        cov = (1 - shrink) * cov + shrink * np.eye(len(cov)) * np.trace(cov) / len(cov)
+        W = np.linalg.solve(cov, means.T)
+        b = -0.5 * np.sum(means.T * W, axis=0)
+        head = cls(classes, W, b, model_id=model_id, info={"papers": int(len(X)), "shrink": shrink})
+        probs = head.probs(X)
+        head.own = {c: Percentiles.of(probs[labels == c, i]) for i, c in enumerate(classes)}
+        return head
+
+    def logits(self, X: np.ndarray) -> np.ndarray:
+        return np.atleast_2d(np.asarray(X, dtype=np.float64)) @ self.W + self.b
+
+    def probs(self, X: np.ndarray) -> np.ndarray:
+        z = self.logits(X)
+        z = np.exp(z - z.max(axis=1, keepdims=True))
+        return z / z.sum(axis=1, keepdims=True)
+
+    def predict(self, X: np.ndarray) -> list[str]:
+        return [self.classes[i] for i in np.argmax(self.logits(X), axis=1)]
+
+    def venue_index(self, venue: str) -> int | None:
+        lowered = [c.lower() for c in self.classes]
+        return lowered.index(venue.lower()) if venue.lower() in lowered else None
+
+    def rating(self, X: np.ndarray, venue: str) -> np.ndarray:
+        """1–10: percentile of P(venue | text) among the venue's own indexed papers."""
+        i = self.venue_index(venue)
+        if i is None:
+            raise KeyError(venue)
+        return self.own[self.classes[i]].rating(self.probs(X)[:, i])
+
+    def save(self, path: Path) -> None:
+        save_npz(path, {"classes": self.classes, "model_id": self.model_id, "info": self.info, "version": VERSION},
+                 {"W": self.W, "b": self.b, "own": np.stack([self.own[c].quantiles for c in self.classes])})
+
+    @classmethod
+    def load(cls, path: Path) -> "VenueHead | None":
+        def build(meta, data) -> "VenueHead":
+            classes = tuple(meta["classes"])
+            own = {c: Percentiles(q) for c, q in zip(classes, data["own"])}
+            return cls(classes, data["W"], data["b"], own, meta["model_id"], meta["info"])
+
+        return load_npz(path, VERSION, build)
+
+
+def paper_matrix(index) -> np.ndarray:
+    """One normalised vector per indexed paper: the mean of its chunk vectors."""
+    n, dim = len(index), index.vectors.shape[1]
+    sums = np.zeros((n, dim), dtype=np.float32)
+    np.add.at(sums, index.chunk_paper, np.asarray(index.vectors, dtype=np.float32))
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    return sums / np.where(norms > 0, norms, 1.0)
+
+
+def venue_head_for(index, cache_dir: Path | None) -> VenueHead | None:
+    """The venue head of this index build, trained once (a second or two) and cached beside it."""
+    path = (cache_dir / "drafts" / f"venue-head-{index.build.name}.npz") if cache_dir else None
+    if path is not None and path.exists():
+        head = VenueHead.load(path)
+        if head is not None:
+            return head
+    try:
+        head = VenueHead.train(paper_matrix(index), list(index.venues), model_id=index.manifest.model_id)
+    except ValueError as exc:
+        log.info("no venue head for %s: %s", index.root, exc)
+        return None
+    if path is not None:
+        try:
+            head.save(path)
+        except OSError as exc:
+            log.warning("cannot cache the venue head at %s: %s", path, exc)
+    return head
+
+
+def save_register_head(head: LinearHead, path: Path = HEADS_FILE) -> None:
+    """Written by `peerlint bench drafts --suite informal`; shipped so the editor needs no informal corpus."""
+    save_npz(path, {"model_id": head.model_id, "info": head.info, "version": VERSION},
+             {"w": head.w, "b": np.array(head.b), "reference": head.reference.quantiles})
+
+
+def load_register_head(path: Path = HEADS_FILE) -> LinearHead | None:
+    return load_npz(path, VERSION, lambda meta, data: LinearHead(
+        data["w"], float(data["b"]), Percentiles(data["reference"]), meta["model_id"], meta["info"]))

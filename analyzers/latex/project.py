@@ -1,0 +1,247 @@
+"""Multi-file LaTeX projects: find the root file, follow \\input/\\include/\\subfile/\\import.
+
+`find_root(path)` answers which file to parse for `path`:
+  1. a `% !TeX root = main.tex` magic comment near the top of `path`;
+  2. `path` itself if it has `\\documentclass` (for `\\documentclass[main.tex]{subfiles}`, main.tex);
+  3. else a `.tex` file with `\\documentclass` in the file's directory or its parents (up to
+     `workspace`) that includes `path`, directly or through other files;
+  4. else `path`.
+`parse_project(root)` walks the root and every file it includes, in reading order; each chunk's
+`uri` and offsets refer to the file its text is in.  Missing files and cycles become warnings.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import tables as T
+from .parse import ChunkMaker, ChunkState, ParseOptions, file_events, parse_document
+from .text import BibResource, Include, Para
+from ..types import Chunk
+
+log = logging.getLogger(__name__)
+
+Reader = Callable[[Path], str]
+MAX_DEPTH = 32
+
+
+@dataclass
+class ProjectParse:
+    chunks: list[Chunk]
+    files: list[Path] = field(default_factory=list)  # every file read, root first, in reading order
+    warnings: list[str] = field(default_factory=list)
+    bib_files: list[Path] = field(default_factory=list)
+
+
+def read_file(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def _norm(path: Path) -> Path:
+    return Path(os.path.normpath(Path(path).expanduser().absolute()))
+
+
+def _try_read(path: Path, read: Reader) -> str | None:
+    try:
+        text = read(path)
+    except Exception:
+        return None
+    return text if isinstance(text, str) else None
+
+
+def _tex_names(name: str, command: str) -> list[str]:
+    name = name.strip().strip('"').strip()
+    if not name:
+        return []
+    if name.endswith(".tex"):
+        return [name]
+    return [name + ".tex"] if command in ("include", "includefrom", "subincludefrom") else [name + ".tex", name]
+
+
+def _include_candidates(command: str, args: tuple[str, ...], here: Path, root_dir: Path) -> list[Path]:
+    """Where LaTeX (and the import/subfiles packages) would look for an included file."""
+    if not args:
+        return []
+    if command in ("import", "subimport", "inputfrom", "subinputfrom", "includefrom", "subincludefrom") and len(args) >= 2:
+        folder, name = args[-2].strip(), args[-1]
+        bases = [here / folder, root_dir / folder] if command.startswith("sub") else [root_dir / folder, here / folder]
+    else:
+        name = args[-1]
+        bases = [root_dir, here]
+    out: list[Path] = []
+    for base in bases:
+        for nm in _tex_names(name, command):
+            p = _norm(base / nm)
+            if p not in out:
+                out.append(p)
+    return out
+
+
+def _bib_candidates(command: str, names: tuple[str, ...], here: Path, root_dir: Path) -> list[list[Path]]:
+    out = []
+    for name in names:
+        nm = name if name.endswith(".bib") or command != "bibliography" else name + ".bib"
+        cands = [_norm(root_dir / nm), _norm(here / nm)]
+        if not nm.endswith(".bib"):
+            cands += [_norm(root_dir / (nm + ".bib")), _norm(here / (nm + ".bib"))]
+        out.append(list(dict.fromkeys(cands)))
+    return out
+
+
+def parse_project(root: Path, options: ParseOptions | None = None, read: Reader | None = None) -> ProjectParse:
+    """Chunks of every file reachable from `root`, in reading order.  Never raises on content."""
+    options = options or ParseOptions()
+    read = read or read_file
+    root = _norm(root)
+    result = ProjectParse(chunks=[])
+    text = _try_read(root, read)
+    if text is None:
+        result.warnings.append(f"cannot read the root file {root}")
+        return result
+    root_dir = root.parent
+    state = ChunkState()
+    learned: dict[str, str] = {}
+    tables_now: list[T.Tables] = [options.tables(learned)]
+    active: set[Path] = set()
+    seen: set[Path] = set()
+
+    def visit(path: Path, text: str, in_preamble: bool | None, depth: int) -> None:
+        seen.add(path)
+        active.add(path)
+        result.files.append(path)
+        new = {k: v for k, v in T.learn_text_macros(text).items() if k not in learned}
+        if new:
+            learned.update(new)
+            tables_now[0] = options.tables(learned)
+        here = path.parent
+        try:
+            maker = ChunkMaker(text, path.as_uri(), options, state)
+            for ev, pre in file_events(text, lambda: tables_now[0], in_preamble):
+                if isinstance(ev, Para):
+                    maker.add(ev, result.chunks)
+                elif isinstance(ev, BibResource):
+                    for cands in _bib_candidates(ev.command, ev.names, here, root_dir):
+                        found = next((c for c in cands if c.is_file()), None)
+                        if found is None:
+                            result.warnings.append(f"{path.name}: bibliography file {cands[0].name} not found")
+                        elif found not in result.bib_files:
+                            result.bib_files.append(found)
+                elif isinstance(ev, Include):
+                    include(path, ev, pre, depth)
+        except Exception:
+            log.warning("peerlint: failed to parse %s; using the single-file parser", path, exc_info=True)
+            result.warnings.append(f"{path.name}: parse error, read without \\input resolution")
+            result.chunks.extend(parse_document(text, path.as_uri(), options, in_preamble))
+        finally:
+            active.discard(path)
+
+    def include(parent: Path, ev: Include, pre: bool, depth: int) -> None:
+        cands = _include_candidates(ev.command, ev.args, parent.parent, root_dir)
+        if not cands:
+            return
+        for cand in cands:
+            if cand in active:
+                result.warnings.append(f"{parent.name}: \\{ev.command}{{{ev.args[-1]}}} includes itself (cycle); skipped")
+                return
+            if cand in seen:
+                result.warnings.append(f"{parent.name}: {cand.name} is included more than once; read once")
+                return
+        if depth >= MAX_DEPTH:
+            result.warnings.append(f"{parent.name}: includes nested deeper than {MAX_DEPTH}; {ev.args[-1]} skipped")
+            return
+        for cand in cands:
+            child = _try_read(cand, read)
+            if child is not None:
+                visit(cand, child, True if pre else None, depth + 1)
+                return
+        result.warnings.append(f"{parent.name}: \\{ev.command}{{{ev.args[-1]}}} not found (looked for {cands[0]})")
+
+    visit(root, text, None, 0)
+    return result
+
+
+# --- root resolution ------------------------------------------------------------------------
+
+_ROOT_MAGIC = re.compile(r"^[ \t]*%+[ \t]*!\s*TeX\s+root\s*=\s*(.+?)\s*$", re.I | re.M)
+_COMMENT = re.compile(r"(?<!\\)%[^\r\n]*")
+_DOCUMENTCLASS = re.compile(r"\\documentclass\s*(?:\[([^\]]*)\])?\s*\{([^}]*)\}")
+_INCLUDES = re.compile(
+    r"\\(input|include|subfile)\s*\{([^{}]*)\}"
+    r"|\\(import|subimport|inputfrom|subinputfrom|includefrom|subincludefrom)\*?\s*\{([^{}]*)\}\s*\{([^{}]*)\}"
+)
+
+
+def _strip_comments(text: str) -> str:
+    return _COMMENT.sub("", text)
+
+
+def _documentclass(text: str) -> re.Match | None:
+    return _DOCUMENTCLASS.search(_strip_comments(text[:200_000]))
+
+
+def _includes(root: Path, text: str, target: Path, read: Reader, limit: int = 200) -> bool:
+    """Does `root` include `target`, directly or through other files?"""
+    todo = [(root, text)]
+    visited = {root}
+    while todo and len(visited) < limit:
+        path, body = todo.pop()
+        for m in _INCLUDES.finditer(_strip_comments(body)):
+            if m.group(1):
+                cands = _include_candidates(m.group(1), (m.group(2),), path.parent, root.parent)
+            else:
+                cands = _include_candidates(m.group(3), (m.group(4), m.group(5)), path.parent, root.parent)
+            for cand in cands:
+                if cand == target:
+                    return True
+                if cand in visited:
+                    continue
+                child = _try_read(cand, read)
+                if child is not None:
+                    visited.add(cand)
+                    todo.append((cand, child))
+                    break
+    return False
+
+
+def find_root(path: Path, workspace: Path | None = None, read: Reader | None = None) -> Path:
+    """The root .tex file to parse when `path` is edited (see the module docstring)."""
+    read = read or read_file
+    path = _norm(path)
+    text = _try_read(path, read) or ""
+    m = _ROOT_MAGIC.search(text[:5000])
+    if m:
+        name = m.group(1).strip().strip('"')
+        for cand in (_norm(path.parent / name), _norm(path.parent / (name + ".tex"))):
+            if cand.is_file() or _try_read(cand, read) is not None:
+                return cand
+    dc = _documentclass(text)
+    if dc:
+        if dc.group(2).strip() == "subfiles" and dc.group(1):
+            for cand in _include_candidates("input", (dc.group(1).strip(),), path.parent, path.parent):
+                if cand.is_file():
+                    return cand
+        return path
+    dirs = [path.parent]
+    stop = _norm(workspace) if workspace is not None else None
+    d = path.parent
+    while d.parent != d and (stop is None and len(dirs) < 3 or stop is not None and d != stop and stop in d.parents):
+        d = d.parent
+        dirs.append(d)
+    for d in dirs:
+        try:
+            cands = sorted(d.glob("*.tex"))[:200]
+        except OSError:
+            continue
+        for cand in cands:
+            cand = _norm(cand)
+            if cand == path:
+                continue
+            body = _try_read(cand, read)
+            if body and _documentclass(body) and _includes(cand, body, path, read):
+                return cand
+    return path

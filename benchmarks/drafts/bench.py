@@ -1,0 +1,57 @@
+"""`peerlint bench drafts`: Between the Drafts (Chen, Weber & Dietrich, 2025) on any corpus.
+
+Suites (`--suite`): consistency (Appendix C.1), informal (C.2, with Debian's fortune cookies in
+place of Amazon reviews), revisions (Section 4.1, on the arXivEdits revision pairs), venue
+(Section 4.2, every candidate venue as the reference database, plus a kNN-vote baseline) and
+acceptance (reviewer decisions and ratings where the corpus has them).  Each compares the paper's
+LLM rating with peerlint's embedding heads and their ensemble; LLM work is capped by `--limit`
+because a 135M model on two cores rates about one chunk every 5–12 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+SUITES = ("consistency", "informal", "revisions", "venue", "acceptance", "latency")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of `peerlint bench drafts` (called while the CLI parser is built: keep imports light)."""
+    parser.add_argument("--suite", choices=SUITES + ("all",),
+                        default="all", help="which measurement (default: all)")
+    parser.add_argument("--corpus", nargs="+", type=Path, default=None, help="corpus files (default: the shipped proceedings)")
+    parser.add_argument("--backend", choices=("auto", "embedded", "ollama"), default="auto", help="LLM backend (default: auto)")
+    parser.add_argument("--model", help="Ollama model name, or a .gguf file for the embedded backend")
+    parser.add_argument("--limit", type=int, help="items rated by the LLM per suite (per class / venue); default per suite")
+    parser.add_argument("--index", type=Path, default=None,
+                        help="index of the corpus, built if missing (default: ~/.cache/peerlint/bench-index-<corpus hash>)")
+    parser.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON results")
+
+
+def run(args) -> int:
+    from ...index.ingest.load import default_corpus_path, load_papers
+    from . import suites as drafts_suites
+    from .context import Bench, BenchError, log
+    from ..harness.corpus_index import ensure_index
+
+    sources = [Path(p) for p in (args.corpus or [default_corpus_path()])]
+    papers = load_papers(sources, warn=lambda m: None)
+    if not papers:
+        raise BenchError(f"no papers in {', '.join(map(str, sources))}")
+    index = ensure_index(papers, sources, args.index, "bench drafts")
+    bench = Bench(args, papers, index, [str(s) for s in sources])
+
+    suites = SUITES if args.suite == "all" else (args.suite,)
+    for suite in suites:
+        start = time.perf_counter()
+        log(f"suite {suite} (limit {args.limit})")
+        try:
+            getattr(drafts_suites, suite)(bench)
+        except BenchError as exc:
+            print(f"peerlint: error: {exc}", file=sys.stderr)
+            return 2
+        log(f"suite {suite} took {time.perf_counter() - start:.0f} s")
+    return 0

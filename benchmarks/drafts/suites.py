@@ -1,0 +1,469 @@
+"""The five suites of `peerlint bench drafts`; each prints its tables and writes results/drafts-<suite>-*.json.
+
+Scorers compared everywhere they can be: `llm` (the paper: expected 1–10 rating, prompts A.1–A.5),
+`embedding` (the shipped/trained heads of analyzers/drafts/heads.py), `ensemble` (the mean of
+the two 1–10 ratings, exactly what the editor computes).  LLM rows cover `--limit` items;
+embedding rows cover the whole held-out data and, for a fair comparison, the LLM's items too.
+revisions adds `fluency` (the embedded LM's log-likelihood of each sentence, all pairs) and a
+combination fitted on train.json, and names the scorer to prefer for revision comparisons.
+acceptance adds label-free priors over all its papers: topicality (closeness to the previous
+year's NeurIPS/ICML papers), fluency (one log-likelihood per abstract) and their `Blend`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections import Counter, defaultdict
+from statistics import mean
+
+import numpy as np
+
+from ...analyzers.drafts.heads import LinearHead, VenueHead, load_register_head, save_register_head
+from ...analyzers.drafts.text import prepare
+from ...analyzers.drafts.fluency import POWERS, logliks
+from ...analyzers.llm.base import LLMUnavailable
+from ...analyzers.novelty.model import fit_pairwise_logistic
+from ...index.papers import Paper
+from .context import ARXIVEDITS, Bench, BenchError, load_fortunes, log, stable_split
+from .metrics import auroc, kfold, spearman, win_rate
+
+
+def _r(x, nd=3):
+    return None if x is None else round(float(x), nd)
+
+
+def _register(bench: Bench) -> LinearHead:
+    head = load_register_head()
+    if head is None:
+        raise BenchError("no register head in analyzers/drafts/data/drafts_heads.npz: run "
+                         "`peerlint bench drafts --suite informal` first (it trains and saves it)")
+    return head
+
+
+def _ensemble(llm: list[float | None], emb: np.ndarray) -> list[float]:
+    """What the editor shows: the mean of both ratings, the embedding one alone when the LLM gave none."""
+    return [e if s is None else (s + e) / 2 for s, e in zip(llm, emb)]
+
+
+# -- consistency (Appendix C.1) --------------------------------------------------------------------
+
+def consistency(bench: Bench) -> None:
+    n = bench.args.limit or 100
+    rng = random.Random(0)
+    pool = [p for p in bench.papers if p.venue == "NeurIPS"] or bench.papers
+    texts = [bench.first_chunk(p.text) for p in rng.sample(pool, min(n, len(pool)))]
+    scorer = bench.scorer(cache=False)  # every run must reach the model: the answer cache would make this trivial
+    runs = [[bench.rate(t, scorer=scorer).score for _ in range(5)] for t in texts]
+    identical = [len(set(r)) == 1 for r in runs]
+    spread = [max(r) - min(r) for r in runs if None not in r]
+    same_best = [len({round(x) for x in r}) == 1 for r in runs if None not in r]
+    head = load_register_head()
+    emb_runs = [head.rating(bench.embed(texts)) for _ in range(5)] if head is not None else []
+    emb_identical = float(np.mean(np.all(np.array(emb_runs) == emb_runs[0], axis=0))) if emb_runs else None
+    rows = [["llm (expected rating)", len(texts), 5, 100 * float(np.mean(identical)), max(spread, default=0.0),
+             100 * float(np.mean(same_best)) if same_best else None],
+            ["embedding head", len(texts), 5, None if emb_identical is None else 100 * emb_identical, 0.0, None]]
+    bench.report("consistency", {"inputs": f"{len(texts)} first chunks of random NeurIPS abstracts (seed 0)"},
+                 [("consistency: identical scores in all 5 runs (paper: 91.5%)",
+                   ["scorer", "chunks", "runs", "identical %", "max spread", "same rounded %"], rows)],
+                 {"identical_pct": 100 * float(np.mean(identical)), "runs": runs, "paper_identical_pct": 91.5,
+                  "embedding_identical_pct": None if emb_identical is None else 100 * emb_identical})
+
+
+# -- informal (Appendix C.2) -----------------------------------------------------------------------
+
+def informal(bench: Bench) -> None:
+    fortunes, source = load_fortunes()
+    fortunes = [t for t in fortunes if not prepare(t).skipped]  # one-liners are too short to rate at all
+    rng = random.Random(0)
+    test_f = [t for t in fortunes if stable_split(t)]
+    train_f = [t for t in fortunes if not stable_split(t)]
+    test_papers = [p for p in bench.papers if stable_split(p.id)]
+    train_papers = [p for p in bench.papers if not stable_split(p.id)]
+    # train the register head on the training halves only, and save it for the editor
+    sci_train = bench.vector_of(rng.sample(train_papers, min(4000, len(train_papers))))
+    inf_train = bench.embed(train_f)
+    X = np.vstack([sci_train, inf_train])
+    y = np.concatenate([np.ones(len(sci_train)), np.zeros(len(inf_train))])
+    head = LinearHead.train(X, y, reference=sci_train, model_id=bench.index.manifest.model_id,
+                            info={"trained_on": f"{len(sci_train)} proceedings abstracts (train half) vs "
+                                                f"{len(inf_train)} fortunes (train half)", "source": source})
+    save_register_head(head)
+    sci_test = rng.sample(test_papers, min(len(test_f), len(test_papers)))
+    sci_texts = [bench.first_chunk(p.text) for p in sci_test]
+    emb_sci, emb_inf = head.rating(bench.embed(sci_texts)), head.rating(bench.embed(test_f))
+    rows = [["embedding (held-out, all)", len(sci_texts), len(test_f), _r(auroc(emb_sci, emb_inf)),
+             _r(np.mean(emb_sci)), _r(np.mean(emb_inf))]]
+    k = min(bench.args.limit or 20, len(sci_texts), len(test_f))
+    sci_llm = [bench.rate(t) for t in sci_texts[:k]]
+    inf_llm = [bench.rate(t) for t in test_f[:k]]
+    skipped = Counter(r.skipped for r in sci_llm + inf_llm if r.skipped)
+    s_ok = [(r.score, e) for r, e in zip(sci_llm, emb_sci[:k]) if r.score is not None]
+    i_ok = [(r.score, e) for r, e in zip(inf_llm, emb_inf[:k]) if r.score is not None]
+    for name, pick in (("llm (A.1, RAG)", lambda s, e: s), ("embedding (LLM's items)", lambda s, e: e),
+                       ("ensemble (LLM's items)", lambda s, e: (s + e) / 2)):
+        a, b = [pick(*x) for x in s_ok], [pick(*x) for x in i_ok]
+        rows.append([name, len(a), len(b), _r(auroc(a, b)), _r(np.mean(a) if a else None), _r(np.mean(b) if b else None)])
+    hist = {"scientific": Counter(round(r.score) for r in sci_llm if r.score is not None),
+            "informal": Counter(round(r.score) for r in inf_llm if r.score is not None)}
+    bench.report("informal", {"scientific": "first 200-token chunks of held-out corpus abstracts",
+                              "informal": source + f"; the {len(fortunes)} of 8+ words (shorter ones cannot be rated)"},
+                 [("informal: scientific vs informal English, AUROC (target >= 0.99)",
+                   ["scorer", "scientific", "informal", "AUROC", "mean sci", "mean informal"], rows)],
+                 {"rows": rows, "llm_histogram": {k2: dict(sorted(v.items())) for k2, v in hist.items()},
+                  "llm_skipped": dict(skipped), "head": head.info})
+
+
+# -- revisions (Section 4.1) -----------------------------------------------------------------------
+
+def _edit_pairs(name: str) -> list[dict]:
+    path = ARXIVEDITS / f"{name}.json"
+    if not path.is_file():
+        raise BenchError(f"arXivEdits file {path} is missing: it ships in shared/data/arxivedits")
+    out = []
+    for item in json.loads(path.read_text()).values():
+        intents = {e.get("intention") or "unlabelled" for c in ("edits-combination-0",)
+                   for e in (item.get(c) or {}).values()}
+        out.append({"before": item["sentence-1"], "after": item["sentence-2"], "intents": sorted(intents) or ["unlabelled"],
+                    "paper": item["arxiv-id"]})
+    return out
+
+
+FLUENCY_FIT_PAIRS = 200  # train.json pairs scored to pick the normalisation and fit the combination (~4 min cold)
+
+
+def _fluency(bench: Bench, train: list[dict], dev: list[dict], feats: dict[str, tuple]) -> tuple[dict, dict]:
+    """Fluency rows (SmolLM2 log-likelihood after a neutral prompt) and a logistic combination.
+
+    The length normalisation is picked, and the combination of [Δ fluency, Δ length, Δ register head]
+    fitted, on a seeded sample of train.json; dev.json only reports.  `feats` maps "train"/"dev" to
+    (after, before) feature matrices of length and register rating.
+    """
+    start = time.perf_counter()
+    fit = sorted(random.Random(0).sample(range(len(train)), min(FLUENCY_FIT_PAIRS, len(train))))
+    try:
+        llm = bench.llm()
+        dev_ll = [logliks(llm, [p[side] for p in dev]) for side in ("after", "before")]
+        train_ll = [logliks(llm, [train[i][side] for i in fit]) for side in ("after", "before")]
+    except LLMUnavailable as exc:
+        return {}, {"skipped": f"fluency rows skipped: {exc}"}
+    seconds = time.perf_counter() - start
+
+    def fluency(lls, power):
+        return np.array([ll.per_token(power) for ll in lls])
+
+    train_wins = {name: win_rate(fluency(train_ll[0], pw), fluency(train_ll[1], pw))["win_rate"]
+                  for name, pw in POWERS.items()}
+    chosen = max(POWERS, key=train_wins.get)
+    scores = {f"fluency ({name}, SmolLM2)": tuple(fluency(lls, pw) for lls in dev_ll) for name, pw in POWERS.items()}
+
+    def matrix(lls, other):
+        return np.column_stack([fluency(lls, POWERS[chosen]), other])
+
+    (ta, tb), (da, db) = feats["train"], feats["dev"]
+    train_after, train_before = matrix(train_ll[0], ta[fit]), matrix(train_ll[1], tb[fit])
+    scale = (train_after - train_before).std(axis=0)
+    scale = np.where(scale > 1e-9, scale, 1.0)
+    w = fit_pairwise_logistic((train_after - train_before) / scale, l2=1.0) / scale
+    scores["combined (logistic: fluency, length, register; fit on train)"] = (matrix(dev_ll[0], da) @ w,
+                                                                             matrix(dev_ll[1], db) @ w)
+    info = {"prompt": "analyzers/fluency.PROMPT", "fit_pairs": len(fit), "train_win_rates": train_wins,
+            "chosen_normalisation": chosen, "combination_weights": dict(zip(
+                [f"fluency ({chosen})", "length (chars)", "register head"], map(float, w))),
+            "fluency_seconds": round(seconds, 1), "fluency_texts": 2 * (len(dev) + len(fit))}
+    return scores, info
+
+
+def revisions(bench: Bench) -> None:
+    train, dev = _edit_pairs("train"), _edit_pairs("dev")
+    head = _register(bench)
+    vb, va = bench.embed([p["before"] for p in dev]), bench.embed([p["after"] for p in dev])
+    tb, ta = bench.embed([p["before"] for p in train]), bench.embed([p["after"] for p in train])
+    w = fit_pairwise_logistic(ta - tb, l2=1.0)
+    scores = {"length (longer = revised)": ([len(p["after"]) for p in dev], [len(p["before"]) for p in dev]),
+              "embedding (register head)": (head.rating(va), head.rating(vb)),
+              "revision head (trained on train.json)": (va @ w, vb @ w)}
+    feats = {name: tuple(np.column_stack([[len(p[side]) for p in pairs], head.rating(vec)])
+                         for side, vec in (("after", a), ("before", b)))
+             for name, pairs, a, b in (("train", train, ta, tb), ("dev", dev, va, vb))}
+    fluency_scores, fluency_info = _fluency(bench, train, dev, feats)
+    scores.update(fluency_scores)
+    k = min(bench.args.limit or 10, len(dev))
+    for label, retrieval in (("llm (A.1, RAG)", True), ("llm (A.2, no RAG)", False)):
+        after = [bench.rate(p["after"], retrieval=retrieval).score for p in dev[:k]]
+        before = [bench.rate(p["before"], retrieval=retrieval).score for p in dev[:k]]
+        scores[label] = (after, before)
+        if retrieval:
+            scores["ensemble (RAG + register head)"] = (_ensemble(after, head.rating(va[:k])),
+                                                         _ensemble(before, head.rating(vb[:k])))
+    rows, per_intent = [], {}
+    for name, (after, before) in scores.items():
+        ok = [i for i, (a, b) in enumerate(zip(after, before)) if a is not None and b is not None]
+        w_all = win_rate([after[i] for i in ok], [before[i] for i in ok])
+        rows.append([name, w_all["n"], _r(w_all["win_rate"]), _r(w_all["mean_before"]), _r(w_all["mean_after"]),
+                     _r(w_all["mean_diff"], 4)])
+        groups = defaultdict(list)
+        for i in ok:
+            for intent in dev[i]["intents"]:
+                groups[intent].append(i)
+        per_intent[name] = {g: win_rate([after[i] for i in idx], [before[i] for i in idx]) for g, idx in groups.items()}
+    intents = sorted({g for d in per_intent.values() for g in d})
+    names = list(scores)
+    intent_rows = [[g] + [f"{_r(per_intent[n][g]['win_rate'], 2)} ({per_intent[n][g]['n']})" if g in per_intent[n] else "-"
+                          for n in names] for g in intents]
+    full = [r for r in rows if r[1] == len(dev)]
+    best = max(full, key=lambda r: r[2])
+    preferred = (f"prefer `{best[0]}` for revision comparisons: the best win rate over all {len(dev)} dev pairs "
+                 f"({best[2]}; target 0.60 {'met' if best[2] >= 0.60 else 'not met'})")
+    print(f"\n{preferred}" + (f"\n{fluency_info['skipped']}" if "skipped" in fluency_info else ""), flush=True)
+    bench.report("revisions", {"pairs": f"arXivEdits dev.json ({len(dev)} sentence pairs, revised vs original); "
+                                        f"revision head trained on train.json ({len(train)} pairs)",
+                               "llm_pairs": k, "fluency": fluency_info},
+                 [("revisions: revised > original (target win rate >= 0.60; paper v1 6.25 -> v4 6.38 RAG, 6.31 -> 6.25 no RAG)",
+                   ["scorer", "pairs", "win rate", "mean orig", "mean revised", "mean diff"], rows),
+                  ("revisions: win rate (pairs) per edit intention", ["intention"] + names, intent_rows)],
+                 {"rows": rows, "per_intention": per_intent, "preferred": preferred})
+
+
+# -- venue (Section 4.2) ---------------------------------------------------------------------------
+
+def _venue_year(papers: list[Paper], min_papers: int = 30) -> tuple[int, list[str]]:
+    """The year with the most venues of at least `min_papers` papers (latest on ties) and those venues."""
+    counts = Counter((p.year, p.venue) for p in papers if p.year and p.venue)
+    by_year = defaultdict(list)
+    for (year, venue), c in counts.items():
+        if c >= min_papers:
+            by_year[year].append(venue)
+    if not by_year:
+        raise BenchError("the corpus has no year with two venues of 30+ papers: the venue suite needs that")
+    year = max(by_year, key=lambda y: (len(by_year[y]), y))
+    return year, sorted(by_year[year])
+
+
+def _knn_vote(V: np.ndarray, labels: np.ndarray, Q: np.ndarray, k: int = 10) -> list[str]:
+    sims = Q @ V.T
+    out = []
+    for row in sims:
+        top = np.argpartition(-row, k)[:k]
+        votes = defaultdict(float)
+        for j in top:
+            votes[labels[j]] += 1.0 + 1e-6 * row[j]  # plain majority; similarity only breaks ties
+        out.append(max(votes, key=votes.get))
+    return out
+
+
+def venue(bench: Bench) -> None:
+    year, venues = _venue_year(bench.papers)
+    rng = random.Random(0)
+    per_venue = 100
+    test = []
+    for v in venues:
+        pool = [p for p in bench.papers if p.year == year and p.venue == v]
+        test.extend(rng.sample(pool, min(per_venue, len(pool))))
+    test_ids = {p.id for p in test}
+    pool = [p for p in bench.papers if p.venue in venues and p.id not in test_ids and p.id in bench.index.id_to_idx]
+    V, labels = bench.vector_of(pool), np.array([p.venue for p in pool])
+    Q, truth = bench.vector_of(test), [p.venue for p in test]
+    knn = _knn_vote(V, labels, Q)
+    lda = VenueHead.train(V, labels, model_id=bench.index.manifest.model_id).predict(Q)
+    preds = {"kNN vote (k=10)": knn, "embedding (LDA venue head)": lda}
+    trio = [v for v in ("NeurIPS", "ICLR", "ICML") if v in venues] if len(venues) > 3 else venues
+    trio = trio if len(trio) >= 2 else venues[:3]
+    k = bench.args.limit or 3
+    llm_items = [p for v in trio for p in [q for q in test if q.venue == v][:k]]
+    llm_scores = {}
+    for p in llm_items:
+        text = bench.first_chunk(p.text)
+        llm_scores[p.id] = {c: bench.rate(text, "style", venue=c, exclude_ids=frozenset([p.id])).score for c in trio}
+    sub = {"kNN vote (k=10)": _knn_vote(V, labels, bench.vector_of(llm_items)) if llm_items else [],
+           "embedding (LDA venue head)": VenueHead.train(V[np.isin(labels, trio)], labels[np.isin(labels, trio)]
+                                                         ).predict(bench.vector_of(llm_items)) if llm_items else [],
+           "llm (A.5, RAG per venue)": [max(trio, key=lambda c: -1 if llm_scores[p.id][c] is None else llm_scores[p.id][c])
+                                        for p in llm_items]}
+    rows = []
+    for name, pred in preds.items():
+        acc = float(np.mean([a == b for a, b in zip(pred, truth)]))
+        rows.append([name, f"{len(venues)} venues", len(test), _r(acc)] + [
+            _r(np.mean([a == b for a, b in zip(pred, truth) if b == v])) for v in venues])
+    sub_truth = [p.venue for p in llm_items]
+    sub_rows = [[name, len(pred), _r(np.mean([a == b for a, b in zip(pred, sub_truth)]) if pred else None)]
+                for name, pred in sub.items()]
+    matrix = [[v] + [_r(mean(s for s in (llm_scores[p.id][c] for p in llm_items if p.venue == v) if s is not None), 2)
+                     if any(p.venue == v for p in llm_items) else None for c in trio] for v in trio]
+    bench.report("venue", {"year": year, "venues": venues, "test_per_venue": per_venue,
+                           "train": f"{len(pool)} papers of these venues, all years, test papers excluded",
+                           "llm_venues": trio, "llm_per_venue": k},
+                 [(f"venue: true venue predicted, {year} abstracts (kNN baseline ~0.53 on the shipped venues)",
+                   ["method", "candidates", "papers", "accuracy"] + venues, rows),
+                  (f"venue: on the LLM's {len(llm_items)} papers, candidates {', '.join(trio)}",
+                   ["method", "papers", "accuracy"], sub_rows),
+                  ("venue: mean LLM style score, true venue (rows) vs reference venue (columns)", ["true venue"] + trio, matrix)],
+                 {"rows": rows, "llm_rows": sub_rows, "llm_matrix": matrix, "llm_scores": llm_scores})
+
+
+# -- acceptance -------------------------------------------------------------------------------------
+
+ACCEPT = ("poster", "oral", "spotlight", "accept", "talk")
+
+
+def decision(status: str) -> int | None:
+    s = status.lower()
+    if "reject" in s or "workshop" in s:
+        return 0
+    return 1 if any(a in s for a in ACCEPT) else None
+
+
+PRIOR_ROW = "prior: topicality + fluency (Blend, label-free)"
+
+
+def _label_free(bench: Bench, papers: list[Paper], X: np.ndarray, year: int) -> tuple[dict[str, np.ndarray], dict]:
+    """Scores no decision has shaped: topicality, fluency (all papers; ~2 s each cold, then cached) and both."""
+    from ...analyzers.ideas.comparators import Blend, Topicality
+    from ...analyzers.drafts.fluency import FluencyScore
+
+    texts = [p.text for p in papers]
+    by_text = dict(zip(texts, X))
+
+    def embed(ts):
+        return np.stack([by_text[t] if t in by_text else bench.embed([t])[0] for t in ts])
+
+    info: dict = {}
+    try:
+        topical = Topicality.before(bench.index, year, embed)
+    except ValueError as exc:
+        return {}, {"skipped": f"label-free rows skipped: {exc}"}
+    info["topicality"] = {"name": topical.name, "reference_papers": topical.size}
+    topicality_row = f"topicality ({topical.name}, label-free)"
+
+    def progress(done: int, total: int) -> None:
+        if done % 50 == 0 or done == total:
+            log(f"acceptance: fluency of {done}/{total} abstracts")
+
+    try:
+        fluency = FluencyScore(bench.llm(), progress=progress)
+    except LLMUnavailable as exc:
+        info["fluency"] = f"skipped: {exc}"
+        return {topicality_row: np.asarray(topical(texts), float)}, info
+    start = time.perf_counter()
+    blend = Blend([topical, fluency])
+    raw = blend.parts_of(texts)  # each part scores every text once; the three rows read the same numbers
+    out = {topicality_row: raw[0], "fluency (SmolLM2 mean token log-likelihood, label-free)": raw[1],
+           PRIOR_ROW: blend.combine(raw)}
+    info["fluency"] = {"prompt": "analyzers/fluency.ABSTRACT_PROMPT", "texts": len(texts),
+                       "seconds": round(time.perf_counter() - start, 1)}
+    return out, info
+
+
+def acceptance(bench: Bench) -> None:
+    labelled = defaultdict(list)  # (venue, year) -> papers with a decision
+    for p in bench.papers:
+        if p.status and decision(p.status) is not None and p.id in bench.index.id_to_idx:
+            labelled[(p.venue, p.year)].append(p)
+    # only whole venue-years with both outcomes and 100+ papers: mixing years would let a head learn the year
+    groups = {g for g, ps in labelled.items() if len(ps) >= 100 and len({decision(p.status) for p in ps}) == 2}
+    papers = [p for g in sorted(groups, key=str) for p in labelled[g]]
+    if not papers:
+        raise BenchError("the corpus has no venue-year with 100+ accepted and rejected papers for the acceptance suite")
+    y = np.array([decision(p.status) for p in papers])
+    X = bench.vector_of(papers)
+    rated = np.array([p.rating_avg if p.rating_avg is not None else np.nan for p in papers])
+    head = _register(bench)
+    reg = head.rating(X)
+    cv_logit, cv_rating = np.zeros(len(papers)), np.zeros(len(papers))
+    for fold in kfold(len(papers), 5, seed=0):
+        train = np.setdiff1d(np.arange(len(papers)), fold)
+        cv_logit[fold] = LinearHead.train(X[train], y[train], l2=2.0).logit(X[fold])
+        ok = train[~np.isnan(rated[train])]
+        A = np.hstack([X[ok], np.ones((len(ok), 1))])
+        coef = np.linalg.solve(A.T @ A + 2.0 * np.eye(A.shape[1]), A.T @ rated[ok])
+        cv_rating[fold] = np.hstack([X[fold], np.ones((len(fold), 1))]) @ coef
+    has = ~np.isnan(rated)
+    rows = [["embedding (register head, zero-shot)", len(papers), _r(auroc(reg[y == 1], reg[y == 0])),
+             _r(spearman(reg[has], rated[has]))],
+            ["acceptance head (5-fold CV)", len(papers), _r(auroc(cv_logit[y == 1], cv_logit[y == 0])),
+             _r(spearman(cv_logit[has], rated[has]))],
+            ["rating regression (5-fold CV ridge)", len(papers), _r(auroc(cv_rating[y == 1], cv_rating[y == 0])),
+             _r(spearman(cv_rating[has], rated[has]))]]
+    years = {yr for _, yr in groups}
+    free, free_info = _label_free(bench, papers, X, min(years)) if len(years) == 1 else \
+        ({}, {"skipped": "label-free rows need one year (their reference is the year before)"})
+    for name, v in free.items():
+        rows.append([name, len(papers), _r(auroc(v[y == 1], v[y == 0])), _r(spearman(v[has], rated[has]))])
+    k = bench.args.limit or 10
+    rng = random.Random(0)
+    pick = rng.sample(list(np.nonzero(y == 1)[0]), min(k, int((y == 1).sum()))) + \
+        rng.sample(list(np.nonzero(y == 0)[0]), min(k, int((y == 0).sum())))
+    llm = [bench.rate(bench.first_chunk(papers[i].text), exclude_ids=frozenset([papers[i].id])).score for i in pick]
+    ok = [j for j, s in enumerate(llm) if s is not None]
+    idx = [pick[j] for j in ok]
+    on_items = [("llm (A.1, RAG)", [llm[j] for j in ok]), ("embedding (LLM's items)", list(reg[idx])),
+                ("ensemble (LLM's items)", _ensemble([llm[j] for j in ok], reg[idx])),
+                ("acceptance head (LLM's items)", list(cv_logit[idx]))]
+    prior = free.get(PRIOR_ROW)
+    if prior is not None and len(idx) > 1:
+        from ...analyzers.ideas.comparators import standardised_sum
+
+        llm_items, prior_items = np.array([llm[j] for j in ok], float), prior[idx]
+        on_items += [("prior (LLM's items)", list(prior_items)),
+                     ("llm + prior (sum of z-scores, label-free)", list(standardised_sum([llm_items, prior_items])))]
+    for name, vals in on_items:
+        v, yy, rr = np.array(vals, float), y[idx], rated[idx]
+        rows.append([name, len(idx), _r(auroc(v[yy == 1], v[yy == 0])),
+                     _r(spearman(v[~np.isnan(rr)], rr[~np.isnan(rr)]))])
+    bench.report("acceptance", {"groups": sorted(f"{v} {yr}" for v, yr in groups), "papers": len(papers),
+                                "accepted": int(y.sum()), "rejected": int((y == 0).sum()),
+                                "labels": "accepted = poster/oral/spotlight/accept/talk; rejected = reject/workshop",
+                                "label_free": free_info},
+                 [("acceptance: accepted vs rejected AUROC (target >= 0.65) and Spearman with mean rating",
+                   ["scorer", "papers", "AUROC", "Spearman"], rows)], {"rows": rows})
+
+
+# -- latency (the editor's target: a 10-page draft scored in < 60 s cold, < 1 s unchanged) ------------
+
+def latency(bench: Bench) -> None:
+    import time
+
+    from ...analyzers.engine import Engine
+    from ...analyzers.latex.parse import parse_document
+    from ...analyzers.retrieval.retriever import Retriever
+    from ...server.config import Settings
+    from ..lsp.bench import PARAGRAPHS_PER_PAGE, make_draft
+
+    pages = 20  # make_draft writes 3 paragraphs a page; 20 of its pages ~ the 60 paragraphs of a real 10-page paper
+    chunks = parse_document(make_draft(pages), "file:///draft.tex")
+    venue = "NeurIPS" if "neurips" in set(bench.index.venues) else str(bench.index.venues[0])
+    settings = Settings(analyzers=("quality", "venue-style"), target_venue=venue)
+    llm = bench.llm(cache=False)  # cold means cold: no answer cached by an earlier run
+    timed = {"generate_s": 0.0, "suggestions": 0}
+    generate = llm.generate
+
+    def counted(*a, **k):
+        start = time.perf_counter()
+        try:
+            return generate(*a, **k)
+        finally:
+            timed["generate_s"] += time.perf_counter() - start
+            timed["suggestions"] += 1
+
+    llm.generate = counted
+    bench.index.embed(["warm-up"])  # the server loads the embedding model at start-up, not per draft
+    engine = Engine(settings, retriever=Retriever(bench.index), llm=llm)
+    start = time.perf_counter()
+    cold = engine.run(chunks, "llm")
+    cold_s = time.perf_counter() - start
+    start = time.perf_counter()
+    warm = engine.run(chunks, "llm")
+    warm_s = time.perf_counter() - start
+    llm.generate = generate
+    flagged = Counter(j.code for j in cold.judgments)
+    rows = [["cold (nothing cached)", len(chunks), round(cold_s, 2), round(cold_s - timed["generate_s"], 2),
+             timed["suggestions"], round(timed["generate_s"], 1), dict(flagged)],
+            ["unchanged (cached)", len(chunks), round(warm_s, 3), round(warm_s, 3), 0, 0.0, dict(Counter(j.code for j in warm.judgments))]]
+    bench.report("latency", {"draft": f"benchmarks.lsp.bench.make_draft({pages}) ({pages * PARAGRAPHS_PER_PAGE} paragraphs "
+                                      f"of shuffled real sentences), target venue {venue}", "scorer": "auto"},
+                 [("latency: quality + venue-style over a whole draft (target < 60 s cold, < 1 s unchanged)",
+                   ["run", "chunks", "total s", "scoring s", "suggestions", "suggestion s", "flagged"], rows)],
+                 {"rows": rows, "cold_s": cold_s, "warm_s": warm_s, "scoring_s": cold_s - timed["generate_s"],
+                  "suggestions": timed["suggestions"], "suggestion_s": timed["generate_s"]})

@@ -1,0 +1,112 @@
+"""What every bench shares: a results JSON that says how it was made, and a plain-text table."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def git_commit() -> str:
+    """HEAD of the checkout the bench runs from, with '+dirty' when files differ; 'unknown' outside git."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "") if head else "unknown"
+
+
+def machine() -> dict[str, Any]:
+    info: dict[str, Any] = {"cpu_count": os.cpu_count(), "platform": platform.platform(),
+                            "python": platform.python_version(), "processor": platform.processor()}
+    try:
+        info["cpu_affinity"] = len(os.sched_getaffinity(0))
+        info["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        pass
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu_model"] = line.split(":", 1)[1].strip()
+                break
+        info["memory_gb"] = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    except (OSError, ValueError):
+        pass
+    return info
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far (ru_maxrss is in KiB on Linux)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def rss_mb() -> float | None:
+    try:
+        import psutil
+
+        return round(psutil.Process().memory_info().rss / 2**20, 1)
+    except ImportError:  # pragma: no cover - psutil is a dependency
+        return None
+
+
+def write_result(out_dir: Path | str, name: str, payload: dict[str, Any]) -> Path:
+    """Write `payload` as results/<name>-<UTC timestamp>.json, with the command, commit and machine."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    now = datetime.now(timezone.utc)
+    record = {"bench": name, "created_at": now.isoformat(timespec="seconds"), "command": list(sys.argv),
+              "commit": git_commit(), "machine": machine(), **payload}
+    path = out / f"{name}-{now.strftime('%Y%m%dT%H%M%SZ')}.json"
+    n = 1
+    while path.exists():  # two runs within a second keep both results
+        path = out / f"{name}-{now.strftime('%Y%m%dT%H%M%SZ')}-{n}.json"
+        n += 1
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(record, indent=1, default=str) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        if value == 0:
+            return "0"
+        if abs(value) >= 100:
+            return f"{value:,.0f}"
+        if abs(value) >= 1:
+            return f"{value:.2f}"
+        return f"{value:.3f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+def format_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
+    """A fixed-width table: text left-aligned, numbers right-aligned."""
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    numeric = [all(isinstance(row[i], (int, float)) or row[i] is None for row in rows) and rows for i in range(len(headers))]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(v.rjust(w) if numeric[i] else v.ljust(w) for i, (v, w) in enumerate(zip(values, widths))).rstrip()
+
+    return "\n".join([line(list(headers)), line(["-" * w for w in widths]), *(line(r) for r in cells)])
+
+
+def print_table(rows: Sequence[Sequence[Any]], headers: Sequence[str], title: str | None = None) -> None:
+    if title:
+        print(f"\n{title}")
+    print(format_table(rows, headers), flush=True)

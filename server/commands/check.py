@@ -1,0 +1,47 @@
+"""`peerlint check FILE`: diagnose a LaTeX file (or its whole project) and print file:line:col findings."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ...errors import UserError
+from .common import display_path, index_arg, load_settings, open_index_or_fail, warn
+
+
+def register(sub) -> None:
+    p = sub.add_parser("check", help="diagnose a LaTeX file (or its whole project) and print file:line:col findings")
+    p.add_argument("file", type=Path)
+    index_arg(p)
+    p.add_argument("--settings", type=Path, help="JSON file of settings, as the editor would send them")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ...analyzers.engine import Engine
+    from ...analyzers.project_check import check_file
+    from ...analyzers.retrieval.retriever import Retriever
+
+    if not args.file.exists():
+        raise UserError(f"no such file: {args.file}")
+    settings = load_settings(args.settings)
+    index = open_index_or_fail(args.index or (Path(settings.index_path) if settings.index_path else None))
+    engine = Engine(settings, retriever=Retriever(index))
+    result = check_file(args.file, engine, workspace=Path.cwd())
+    for w in result.warnings:
+        warn(w)
+    rows = sorted(result.judgments, key=lambda j: (j.chunk.uri, j.chunk.range.start.line, j.chunk.range.start.character))
+    if args.json:
+        print(json.dumps([{"file": display_path(j.chunk.uri), "line": j.chunk.range.start.line + 1,
+                           "col": j.chunk.range.start.character + 1, "severity": j.severity, "code": j.code,
+                           "message": j.message, "score": j.score, "evidence": j.evidence} for j in rows]))
+    else:
+        for j in rows:
+            print(f"{display_path(j.chunk.uri)}:{j.chunk.range.start.line + 1}:{j.chunk.range.start.character + 1}: "
+                  f"{j.severity} {j.code}: {j.message}")
+        print(f"{len(rows)} finding(s) in {len({j.chunk.uri for j in rows})} file(s); "
+              f"{len(result.chunks)} chunks checked against {len(index)} papers", file=sys.stderr)
+    return 0

@@ -1,0 +1,82 @@
+"""`peerlint index build|info`: build (or incrementally update) the proceedings index, or show it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ...errors import UserError
+from .common import index_arg, index_path, open_index_or_fail, warn
+
+
+def register(sub) -> None:
+    index = sub.add_parser("index", help="build or inspect the proceedings index")
+    index.set_defaults(handler=lambda args: _usage(index))
+    isub = index.add_subparsers(dest="index_command", metavar="ACTION")
+    build = isub.add_parser("build", help="build (or incrementally update) an index from corpus files")
+    build.add_argument("--corpus", nargs="+", type=Path, default=None,
+                       help="JSONL/CSV/BibTeX files or directories of .tex papers (default: the shipped proceedings)")
+    index_arg(build)
+    build.add_argument("--route", choices=("torch", "onnx-int8", "static"), default="torch",
+                       help="embedding route (default: torch; see `peerlint bench index`)")
+    build.add_argument("--limit", type=int, default=None, help="index only the first N papers (for trials)")
+    build.add_argument("--max-tokens", type=int, default=200, help="chunk size in model tokens (default: 200)")
+    build.add_argument("--quiet", action="store_true", help="no progress bars")
+    build.add_argument("--json", action="store_true", help="print the build report as JSON")
+    build.set_defaults(handler=run_build)
+    info = isub.add_parser("info", help="show what an index holds")
+    index_arg(info)
+    info.add_argument("--json", action="store_true")
+    info.set_defaults(handler=run_info)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 0
+
+
+def run_build(args: argparse.Namespace) -> int:
+    from ...index.build import build_index
+    from ...index.embedding.embedder import Embedder
+    from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
+
+    sources = args.corpus or [default_corpus_path()]
+    try:
+        papers = load_papers(sources, warn=warn)
+    except CorpusError as exc:
+        raise UserError(str(exc)) from None
+    if args.limit:
+        papers = papers[: args.limit]
+    root = index_path(args.index)
+    if not args.quiet and not args.json:
+        print(f"indexing {len(papers)} papers into {root}", file=sys.stderr)
+    from ...index.embedding.embedder import EmbeddingError
+
+    try:
+        report = build_index(papers, root, Embedder(route=args.route), [str(s) for s in sources],
+                             max_tokens=args.max_tokens, show_progress=not args.quiet)
+    except EmbeddingError as exc:
+        raise UserError(str(exc)) from None
+    except OSError as exc:
+        raise UserError(f"cannot write the index at {root} ({exc.strerror or exc}): choose another --index") from None
+    if args.json:
+        print(json.dumps(report.__dict__))
+    else:
+        print(f"index ready at {report.path}: {report.papers} papers, {report.chunks} chunks "
+              f"({report.embedded} embedded, {report.cached} from cache) in {report.seconds:.1f} s")
+    return 0
+
+
+def run_info(args: argparse.Namespace) -> int:
+    stats = open_index_or_fail(args.index).stats()
+    if args.json:
+        print(json.dumps(stats))
+        return 0
+    print(f"index:   {stats['path']} (build {stats['build']})")
+    print(f"model:   {stats['model']}")
+    print(f"papers:  {stats['papers']}  chunks: {stats['chunks']}  years: {stats['years']}")
+    print(f"size:    {stats['bytes_on_disk'] / 1e6:.1f} MB  built: {stats['built_at']}")
+    print("venues:  " + ", ".join(f"{v or '?'} {n}" for v, n in sorted(stats["venues"].items())))
+    return 0

@@ -1,0 +1,46 @@
+"""`peerlint search TEXT`: the papers nearest to a text, as a table or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ...errors import UserError
+from .common import index_arg, open_index_or_fail
+
+
+def register(sub) -> None:
+    p = sub.add_parser("search", help="papers nearest to a text")
+    p.add_argument("text", help="the query text")
+    p.add_argument("-k", type=int, default=10, help="how many papers (default: 10)")
+    p.add_argument("--venue", action="append", default=[], help="restrict to a venue (repeatable)")
+    p.add_argument("--before", help="only papers published strictly before this year or ISO date")
+    p.add_argument("--year-min", type=int)
+    p.add_argument("--year-max", type=int)
+    p.add_argument("--exclude", action="append", default=[], help="paper id to leave out (repeatable)")
+    index_arg(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ...index.papers import SearchFilter
+
+    index = open_index_or_fail(args.index)
+    flt = SearchFilter(venues=tuple(args.venue), year_min=args.year_min, year_max=args.year_max,
+                       before=args.before, exclude_ids=frozenset(args.exclude))
+    try:
+        hits = index.search(args.text, args.k, flt)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if args.json:
+        print(json.dumps([{"id": h.paper.id, "title": h.paper.title, "venue": h.paper.venue, "year": h.paper.year,
+                           "similarity": round(h.similarity, 4), "url": h.paper.url} for h in hits]))
+        return 0
+    if not hits:
+        print("no papers match these filters")
+        return 0
+    print(f"{'sim':>6}  {'venue':<8} {'year':<5} title")
+    for h in hits:
+        print(f"{h.similarity:6.3f}  {h.paper.venue[:8]:<8} {str(h.paper.year or ''):<5} {h.paper.title}")
+    return 0

@@ -1,0 +1,137 @@
+"""The tree shows the data flow: no import cycles, lower layers never import higher ones,
+and the README's Architecture section names folders that exist.
+
+Imports are read with `ast` (also those inside functions: a lazy import is still a dependency).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+FOLDERS = {"peerlint": "peerlint", "server": "peerlint.server", "analyzers": "peerlint.analyzers",
+           "index": "peerlint.index", "benchmarks": "peerlint.benchmarks"}
+# a layer may import its own and lower layers only
+FORBIDDEN = {"peerlint.index": ("peerlint.analyzers", "peerlint.server", "peerlint.benchmarks"),
+             "peerlint.analyzers": ("peerlint.server", "peerlint.benchmarks")}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for folder, package in FOLDERS.items():
+        for path in (REPO / folder).rglob("*.py"):
+            parts = path.relative_to(REPO / folder).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join((package, *parts))] = path
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the package modules it imports (a `from p import m` of a sub-module counts as m)."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names if a.name in modules}
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                subs = {f"{target}.{a.name}" for a in node.names} & modules.keys()
+                deps |= subs
+                if len(subs) < len(node.names) and target in modules:
+                    deps.add(target)
+        graph[name] = deps - {name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_graph_sees_real_imports():
+    graph = import_graph()
+    assert "peerlint.analyzers.latex.parse" in graph["peerlint.analyzers.latex.project"]
+    assert "peerlint.analyzers.latex.tables" in graph["peerlint.analyzers.latex.parse"]  # `from . import tables as T`
+    assert "peerlint.server.commands.bench" in graph["peerlint.server.cli"]
+
+
+def test_cycle_finder_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_cycles():
+    assert _cycles(import_graph()) == []
+
+
+def test_lower_layers_never_import_higher_ones():
+    bad = [(module, dep) for module, deps in import_graph().items() for layer, banned in FORBIDDEN.items()
+           if module.startswith(layer + ".") or module == layer for dep in deps if dep.startswith(banned)]
+    assert bad == []
+
+
+def test_every_module_imports_on_its_own():
+    """Any module imported first (by a plugin, a tool) loads: no hidden order dependency."""
+    import importlib
+    import subprocess
+    import sys
+
+    names = sorted(m for m in _modules() if not m.endswith("__main__"))
+    code = ("import importlib, sys\nfailed = []\nfor n in sys.argv[1:]:\n"
+            "    for m in [k for k in sys.modules if k.startswith('peerlint')]:\n        del sys.modules[m]\n"
+            "    try:\n        importlib.import_module(n)\n    except Exception as e:\n"
+            "        failed.append(f'{n}: {e!r}')\nprint('\\n'.join(failed))\nsys.exit(1 if failed else 0)\n")
+    run = subprocess.run([sys.executable, "-c", code, *names], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert importlib.import_module("peerlint.analyzers.latex.project")
+
+
+def test_readme_architecture_names_real_folders():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Architecture", 1)[1].split("\n## ", 1)[0]
+    folders = set(re.findall(r"`((?:server|analyzers|index|benchmarks|clients|tests|peerlint)(?:/[\w.-]+)*/)`", section))
+    assert len(folders) >= 15, folders
+    missing = sorted(f for f in folders if not (REPO / f).is_dir())
+    assert missing == []
+    packages = {str(p.parent.relative_to(REPO)) + "/" for top in ("server", "analyzers", "index", "benchmarks")
+                for p in (REPO / top).rglob("__init__.py")}
+    assert sorted(packages - folders) == [], "every package folder has its line in the README"
