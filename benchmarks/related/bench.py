@@ -118,7 +118,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _rows(spec: str) -> list[tuple[str, tuple[str, ...]]]:
-
     if spec.strip() == "all":
         return list(ROWS)
     wanted = {s.strip() for s in spec.split(",") if s.strip()}

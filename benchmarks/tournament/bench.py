@@ -196,12 +196,10 @@ def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
     wanted = list(VARIANTS) if wanted == ["all"] else wanted
     unknown = [v for v in wanted if v not in VARIANTS]
     if unknown:
-
         raise UserError(f"unknown variant(s) {', '.join(unknown)}: choose from {', '.join(VARIANTS)}")
     year_papers = [p for p in papers if p.venue.lower() == args.venue.lower() and p.year == args.year]
     sample = balanced_sample(year_papers, args.n, args.seed)
     if len(sample) < 4:
-
         raise UserError(f"{args.venue} {args.year} has too few accepted and rejected abstracts: choose another --year")
     labels = [y for _, y in sample]
     ideas = _ideas(sample)
@@ -221,7 +219,6 @@ def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
         try:
             scorers["embedding"] = Topicality.before(index, args.year, embed)
         except ValueError as exc:
-
             raise UserError(str(exc)) from None
     if "embedding-head" in wanted:
         try:
@@ -242,7 +239,6 @@ def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
         try:
             fluency = FluencyScore(llm_factory(), progress=fluency_progress)
         except LLMUnavailable as exc:
-
             raise UserError(f"the prior variant reads the LLM's fluency: {exc}; use --backend embedded") from None
         prior = Blend([scorers["embedding"], fluency])
         prior([i.text for i in full_ideas])  # the whole year sets the scale

@@ -205,7 +205,6 @@ def cmd_check(args) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-
     if args.ideas_command == "rank":
         return cmd_rank(args)
     if args.ideas_command == "check":
