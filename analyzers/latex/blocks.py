@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import tables as T
 
@@ -45,22 +45,67 @@ def _line_end(s: str, p: int) -> int:
     return min(cands) if cands else len(s)
 
 
-def split_blocks(source: str, in_preamble: bool | None = None) -> tuple[str, list[Block]]:
-    """Return (masked source, blocks).  The masked source has the same length as `source`;
-    verbatim-like regions are replaced by spaces so that offsets stay exact.
+def _verbatim_end(s: str, name: str, p: int) -> int:
+    """End of `\\end{name}` after p (or the end of the text): a verbatim environment's extent."""
+    e = re.compile(r"\\end[ \t]*\{" + re.escape(name) + r"\}").search(s, p)
+    return e.end() if e else len(s)
 
-    A blank line splits blocks when no *matched* brace pair or environment is open there:
-    an unclosed `{` or `\\begin{x}` (common while typing) does not glue the rest of the
-    document into one block.
-    """
-    s = source
-    n = len(s)
-    masks: list[tuple[int, int]] = []
-    braces: list[int] = []  # positions of open `{`
-    envs: list[tuple[str, int]] = []  # open environments
-    crossed: list[tuple[int, int]] = []  # environments closed by an outer \end: (begin, that end)
-    blanks: list[tuple[int, int, int, int]] = []  # start, end, open braces, open envs
-    doc_begin = doc_end = None
+
+def _verb_end(s: str, p: int) -> int | None:
+    """End of the `\\verb|...|` argument starting at p, or None if there is none on this line."""
+    if p < len(s) and not s[p].isalpha() and not s[p].isspace():
+        close = s.find(s[p], p + 1)
+        if 0 <= close <= _line_end(s, p):
+            return close + 1
+    return None
+
+
+def _fi_end(s: str, p: int) -> int:
+    """End of the `\\fi` closing a conditional opened just before p (nested ones counted)."""
+    depth = 1
+    while True:
+        f = _IF_FI.search(s, p)
+        if f is None:
+            return len(s)
+        p = f.end()
+        depth += 1 if f.group(1) != "fi" else -1
+        if depth == 0:
+            return p
+
+
+@dataclass
+class _Scan:
+    """What one pass over the tokens finds: masked regions, blank lines and open groups."""
+
+    masks: list[tuple[int, int]] = field(default_factory=list)
+    braces: list[int] = field(default_factory=list)  # positions of `{` still open
+    envs: list[tuple[str, int]] = field(default_factory=list)  # environments still open
+    crossed: list[tuple[int, int]] = field(default_factory=list)  # envs closed by an outer \end: (begin, that end)
+    blanks: list[tuple[int, int, int, int]] = field(default_factory=list)  # start, end, open braces, open envs
+    doc_begin: tuple[int, int] | None = None
+    doc_end: tuple[int, int] | None = None
+
+    def begin(self, name: str, a: int, b: int) -> None:
+        if name == "document":
+            if self.doc_begin is None:
+                self.doc_begin = (a, b)
+        elif name not in T.WRAPPER_ENVIRONMENTS:
+            self.envs.append((name, a))
+
+    def end(self, name: str, a: int, b: int) -> None:
+        if name == "document":
+            if self.doc_begin is not None and self.doc_end is None:
+                self.doc_end = (a, b)
+        elif name not in T.WRAPPER_ENVIRONMENTS:
+            for k in range(len(self.envs) - 1, -1, -1):
+                if self.envs[k][0] == name:
+                    self.crossed.extend((p, a) for _, p in self.envs[k + 1:])
+                    del self.envs[k:]
+                    break
+
+
+def _scan(s: str) -> _Scan:
+    scan = _Scan()
     skip = 0
     for m in _TOKENS.finditer(s):
         a = m.start()
@@ -68,75 +113,53 @@ def split_blocks(source: str, in_preamble: bool | None = None) -> tuple[str, lis
             continue
         kind = m.lastgroup
         if kind == "open":
-            braces.append(a)
+            scan.braces.append(a)
         elif kind == "close":
-            if braces:
-                braces.pop()
+            if scan.braces:
+                scan.braces.pop()
         elif kind == "blank":
-            blanks.append((a, m.end(), len(braces), len(envs)))
+            scan.blanks.append((a, m.end(), len(scan.braces), len(scan.envs)))
         elif kind == "begin":
             name = m.group("bname").strip()
             if name in T.VERBATIM_ENVIRONMENTS:
-                e = re.compile(r"\\end[ \t]*\{" + re.escape(name) + r"\}").search(s, m.end())
-                skip = e.end() if e else n
-                masks.append((a, skip))
-            elif name == "document":
-                if doc_begin is None:
-                    doc_begin = (a, m.end())
-            elif name not in T.WRAPPER_ENVIRONMENTS:
-                envs.append((name, a))
+                skip = _verbatim_end(s, name, m.end())
+                scan.masks.append((a, skip))
+            else:
+                scan.begin(name, a, m.end())
         elif kind == "end":
-            name = m.group("ename").strip()
-            if name == "document":
-                if doc_begin is not None and doc_end is None:
-                    doc_end = (a, m.end())
-            elif name not in T.WRAPPER_ENVIRONMENTS:
-                for k in range(len(envs) - 1, -1, -1):
-                    if envs[k][0] == name:
-                        crossed.extend((p, a) for _, p in envs[k + 1:])
-                        del envs[k:]
-                        break
+            scan.end(m.group("ename").strip(), a, m.end())
         elif kind == "verb":
-            p = m.end()
-            if p < n and not s[p].isalpha() and not s[p].isspace():
-                close = s.find(s[p], p + 1)
-                if 0 <= close <= _line_end(s, p):
-                    skip = close + 1
+            skip = _verb_end(s, m.end()) or skip
         elif kind == "iffalse":
-            depth, p, stop = 1, m.end(), n
-            while True:
-                f = _IF_FI.search(s, p)
-                if f is None:
-                    break
-                p = f.end()
-                depth += 1 if f.group(1) != "fi" else -1
-                if depth == 0:
-                    stop = p
-                    break
-            masks.append((a, stop))
-            skip = stop
+            skip = _fi_end(s, m.end())
+            scan.masks.append((a, skip))
         # esc, comment, url: nothing to do
-    unmatched_braces = braces  # never closed
-    unmatched_envs = sorted(p for _, p in envs)  # never closed
+    return scan
 
-    preamble = (doc_begin is not None) if in_preamble is None else in_preamble
-    cuts: list[tuple[int, int, str]] = []  # start, end, what happens after
-    for a, b, nb, ne in blanks:
+
+def _cuts(scan: _Scan, in_preamble: bool | None) -> list[tuple[int, int, str]]:
+    """(start, end, what happens after) of every cut: free blank lines and the document's edges."""
+    unmatched_braces = scan.braces  # never closed
+    unmatched_envs = sorted(p for _, p in scan.envs)  # never closed
+    cuts: list[tuple[int, int, str]] = []
+    for a, b, nb, ne in scan.blanks:
         # open matched braces/environments here = open ones minus those never closed before a
         ne -= bisect_left(unmatched_envs, a)
-        if crossed:
-            ne -= sum(1 for p, q in crossed if p < a < q)
+        if scan.crossed:
+            ne -= sum(1 for p, q in scan.crossed if p < a < q)
         if nb - bisect_left(unmatched_braces, a) <= 0 and ne <= 0:
             cuts.append((a, b, ""))
-    if doc_begin is not None and in_preamble is not False:
-        cuts.append((doc_begin[0], doc_begin[1], "body"))
-    elif doc_begin is not None:
-        cuts.append((doc_begin[0], doc_begin[1], ""))
-    if doc_end is not None:
-        cuts.append((doc_end[0], doc_end[1], "stop"))
+    if scan.doc_begin is not None:
+        cuts.append((*scan.doc_begin, "body" if in_preamble is not False else ""))
+    if scan.doc_end is not None:
+        cuts.append((*scan.doc_end, "stop"))
     cuts.sort()
+    return cuts
 
+
+def _blocks(s: str, cuts: list[tuple[int, int, str]], preamble: bool) -> list[Block]:
     blocks: list[Block] = []
+    n = len(s)
     start = 0
     for a, b, then in cuts:
         if a < start:
@@ -151,13 +174,31 @@ def split_blocks(source: str, in_preamble: bool | None = None) -> tuple[str, lis
             break
     if start < n and not s[start:].isspace():
         blocks.append(Block(start, n, preamble))
+    return blocks
 
-    if masks:
-        parts, last = [], 0
-        for a, b in masks:
-            parts.append(s[last:a])
-            parts.append(" " * (b - a))
-            last = b
-        parts.append(s[last:])
-        s = "".join(parts)
-    return s, blocks
+
+def _masked(s: str, masks: list[tuple[int, int]]) -> str:
+    """`s` with every masked region replaced by as many spaces."""
+    if not masks:
+        return s
+    parts, last = [], 0
+    for a, b in masks:
+        parts.append(s[last:a])
+        parts.append(" " * (b - a))
+        last = b
+    parts.append(s[last:])
+    return "".join(parts)
+
+
+def split_blocks(source: str, in_preamble: bool | None = None) -> tuple[str, list[Block]]:
+    """Return (masked source, blocks).  The masked source has the same length as `source`;
+    verbatim-like regions are replaced by spaces so that offsets stay exact.
+
+    A blank line splits blocks when no *matched* brace pair or environment is open there:
+    an unclosed `{` or `\\begin{x}` (common while typing) does not glue the rest of the
+    document into one block.
+    """
+    scan = _scan(source)
+    preamble = (scan.doc_begin is not None) if in_preamble is None else in_preamble
+    blocks = _blocks(source, _cuts(scan, in_preamble), preamble)
+    return _masked(source, scan.masks), blocks

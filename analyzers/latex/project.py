@@ -93,76 +93,90 @@ def _bib_candidates(command: str, names: tuple[str, ...], here: Path, root_dir: 
     return out
 
 
-def parse_project(root: Path, options: ParseOptions | None = None, read: Reader | None = None) -> ProjectParse:
-    """Chunks of every file reachable from `root`, in reading order.  Never raises on content."""
-    options = options or ParseOptions()
-    read = read or read_file
-    root = _norm(root)
-    result = ProjectParse(chunks=[])
-    text = _try_read(root, read)
-    if text is None:
-        result.warnings.append(f"cannot read the root file {root}")
-        return result
-    root_dir = root.parent
-    state = ChunkState()
-    learned: dict[str, str] = {}
-    tables_now: list[T.Tables] = [options.tables(learned)]
-    active: set[Path] = set()
-    seen: set[Path] = set()
+class _ProjectWalk:
+    """One pass over a project: files in reading order, the chunk state and the tables they share."""
 
-    def visit(path: Path, text: str, in_preamble: bool | None, depth: int) -> None:
-        seen.add(path)
-        active.add(path)
-        result.files.append(path)
-        new = {k: v for k, v in T.learn_text_macros(text).items() if k not in learned}
+    def __init__(self, root: Path, options: ParseOptions, read: Reader):
+        self.root_dir = root.parent
+        self.options = options
+        self.read = read
+        self.result = ProjectParse(chunks=[])
+        self.state = ChunkState()
+        self.learned: dict[str, str] = {}
+        self.tables = options.tables(self.learned)
+        self.active: set[Path] = set()  # files being read (an include of one of them is a cycle)
+        self.seen: set[Path] = set()
+
+    def learn(self, text: str) -> None:
+        """Text macros a file defines apply from that file on (tables are rebuilt when they change)."""
+        new = {k: v for k, v in T.learn_text_macros(text).items() if k not in self.learned}
         if new:
-            learned.update(new)
-            tables_now[0] = options.tables(learned)
-        here = path.parent
+            self.learned.update(new)
+            self.tables = self.options.tables(self.learned)
+
+    def visit(self, path: Path, text: str, in_preamble: bool | None, depth: int) -> None:
+        result = self.result
+        self.seen.add(path)
+        self.active.add(path)
+        result.files.append(path)
+        self.learn(text)
         try:
-            maker = ChunkMaker(text, path.as_uri(), options, state)
-            for ev, pre in file_events(text, lambda: tables_now[0], in_preamble):
+            maker = ChunkMaker(text, path.as_uri(), self.options, self.state)
+            for ev, pre in file_events(text, lambda: self.tables, in_preamble):
                 if isinstance(ev, Para):
                     maker.add(ev, result.chunks)
                 elif isinstance(ev, BibResource):
-                    for cands in _bib_candidates(ev.command, ev.names, here, root_dir):
-                        found = next((c for c in cands if c.is_file()), None)
-                        if found is None:
-                            result.warnings.append(f"{path.name}: bibliography file {cands[0].name} not found")
-                        elif found not in result.bib_files:
-                            result.bib_files.append(found)
+                    self.bib_resource(path, ev)
                 elif isinstance(ev, Include):
-                    include(path, ev, pre, depth)
+                    self.include(path, ev, pre, depth)
         except Exception:
             log.warning("peerlint: failed to parse %s; using the single-file parser", path, exc_info=True)
             result.warnings.append(f"{path.name}: parse error, read without \\input resolution")
-            result.chunks.extend(parse_document(text, path.as_uri(), options, in_preamble))
+            result.chunks.extend(parse_document(text, path.as_uri(), self.options, in_preamble))
         finally:
-            active.discard(path)
+            self.active.discard(path)
 
-    def include(parent: Path, ev: Include, pre: bool, depth: int) -> None:
-        cands = _include_candidates(ev.command, ev.args, parent.parent, root_dir)
+    def bib_resource(self, path: Path, ev: BibResource) -> None:
+        for cands in _bib_candidates(ev.command, ev.names, path.parent, self.root_dir):
+            found = next((c for c in cands if c.is_file()), None)
+            if found is None:
+                self.result.warnings.append(f"{path.name}: bibliography file {cands[0].name} not found")
+            elif found not in self.result.bib_files:
+                self.result.bib_files.append(found)
+
+    def include(self, parent: Path, ev: Include, pre: bool, depth: int) -> None:
+        warnings = self.result.warnings
+        cands = _include_candidates(ev.command, ev.args, parent.parent, self.root_dir)
         if not cands:
             return
         for cand in cands:
-            if cand in active:
-                result.warnings.append(f"{parent.name}: \\{ev.command}{{{ev.args[-1]}}} includes itself (cycle); skipped")
+            if cand in self.active:
+                warnings.append(f"{parent.name}: \\{ev.command}{{{ev.args[-1]}}} includes itself (cycle); skipped")
                 return
-            if cand in seen:
-                result.warnings.append(f"{parent.name}: {cand.name} is included more than once; read once")
+            if cand in self.seen:
+                warnings.append(f"{parent.name}: {cand.name} is included more than once; read once")
                 return
         if depth >= MAX_DEPTH:
-            result.warnings.append(f"{parent.name}: includes nested deeper than {MAX_DEPTH}; {ev.args[-1]} skipped")
+            warnings.append(f"{parent.name}: includes nested deeper than {MAX_DEPTH}; {ev.args[-1]} skipped")
             return
         for cand in cands:
-            child = _try_read(cand, read)
+            child = _try_read(cand, self.read)
             if child is not None:
-                visit(cand, child, True if pre else None, depth + 1)
+                self.visit(cand, child, True if pre else None, depth + 1)
                 return
-        result.warnings.append(f"{parent.name}: \\{ev.command}{{{ev.args[-1]}}} not found (looked for {cands[0]})")
+        warnings.append(f"{parent.name}: \\{ev.command}{{{ev.args[-1]}}} not found (looked for {cands[0]})")
 
-    visit(root, text, None, 0)
-    return result
+
+def parse_project(root: Path, options: ParseOptions | None = None, read: Reader | None = None) -> ProjectParse:
+    """Chunks of every file reachable from `root`, in reading order.  Never raises on content."""
+    root = _norm(root)
+    walk = _ProjectWalk(root, options or ParseOptions(), read or read_file)
+    text = _try_read(root, walk.read)
+    if text is None:
+        walk.result.warnings.append(f"cannot read the root file {root}")
+    else:
+        walk.visit(root, text, None, 0)
+    return walk.result
 
 
 # --- root resolution ------------------------------------------------------------------------

@@ -144,94 +144,116 @@ class _Walker:
 
     def macro(self, n) -> None:
         name = n.macroname
-        spec, args = _args(n)
-        a, b = n.pos, n.pos + n.len
-        cur = self.cur
         user = self.t.commands.get(name)
         if user is not None:
-            if user.action == "dummy":
-                cur.synth(T.DUMMY, a, b)
-            elif user.action == "default":
-                mand = _mandatory(spec, args)
-                if mand:
-                    self.walk(mand[-1:])
+            self.user_command(n, user)
+        elif name in self.t.macros:
+            self.text_macro(n, self.t.macros[name])
+        else:
+            handler = _MACRO_HANDLERS.get(name)
+            if handler is not None:
+                handler(self, n)
+            else:
+                self.walk(_mandatory(*_args(n)))
+
+    # -- macro handlers: one per kind of command in `tables` --
+    def user_command(self, n, user: T.UserCommand) -> None:
+        """A command from the user's LTeX-style table."""
+        if user.action == "dummy":
+            self.cur.synth(T.DUMMY, n.pos, n.pos + n.len)
+        elif user.action == "default":
+            self.walk(_mandatory(*_args(n))[-1:])
+
+    def text_macro(self, n, text: str) -> None:
+        """A command that stands for `text` (keeps the space TeX would have eaten after it)."""
+        b = n.pos + n.len
+        self.cur.synth(text, n.pos, b)
+        if n.macro_post_space:
+            self.cur.sp(b - len(n.macro_post_space), b)
+
+    def cite(self, n) -> None:
+        cur = self.cur
+        mand = _mandatory(*_args(n))
+        keys = _COMMENT_IN_KEYS.sub("", _raw_arg(self.s, mand[-1])) if mand else ""
+        for key in keys.split(","):
+            key = key.strip()
+            if key:
+                cur.cites.append((cur.n, key))
+        cur.synth(T.CITE, n.pos, n.pos + n.len)
+
+    def placeholder(self, n) -> None:
+        """`\\ref`, `\\url`, `\\verb`: a placeholder word for the whole command."""
+        self.cur.synth(_PLACEHOLDER_OF[n.macroname], n.pos, n.pos + n.len)
+
+    def section(self, n) -> None:
+        if self.in_sub:
             return
-        if name in self.t.macros:
-            cur.synth(self.t.macros[name], a, b)
-            if n.macro_post_space:
-                cur.sp(b - len(n.macro_post_space), b)
-        elif name in T.CITE_COMMANDS:
-            mand = _mandatory(spec, args)
-            keys = _COMMENT_IN_KEYS.sub("", _raw_arg(self.s, mand[-1])) if mand else ""
-            for key in keys.split(","):
-                key = key.strip()
-                if key:
-                    cur.cites.append((cur.n, key))
-            cur.synth(T.CITE, a, b)
-        elif name in T.REF_COMMANDS:
-            cur.synth(T.REF, a, b)
-        elif name in T.URL_COMMANDS:
-            cur.synth(T.URL, a, b)
-        elif name in ("verb", "lstinline"):
-            cur.synth(T.CODE, a, b)
-        elif name in T.SECTION_COMMANDS:
-            if self.in_sub:
-                return
-            self.flush()
-            mand = _mandatory(spec, args)
-            para = self.sub("section-title", mand[-1:]) if mand else None
+        self.flush()
+        mand = _mandatory(*_args(n))
+        para = self.sub("section-title", mand[-1:]) if mand else None
+        if para is not None:
+            para.level = T.SECTION_LEVELS[n.macroname]
+            self.events.append(para)
+
+    def footnote(self, n) -> None:
+        mand = _mandatory(*_args(n))
+        if mand:
+            para = self.sub("footnote", mand[-1:])
             if para is not None:
-                para.level = T.SECTION_LEVELS[name]
-                self.events.append(para)
-        elif name in T.FOOTNOTE_COMMANDS:
-            mand = _mandatory(spec, args)
-            if mand:
-                para = self.sub("footnote", mand[-1:])
-                if para is not None:
-                    self.pending.append(para)
-        elif name in T.CAPTION_COMMANDS:
-            self.caption(n, spec, args)
-        elif name == "title" or name == "abstract":
-            mand = _mandatory(spec, args)
-            if mand:
-                self.brk(a)
-                self.emit(self.sub(name, mand[-1:]))
-        elif name in T.INCLUDE_COMMANDS:
-            self.brk(a)
-            self.events.append(Include(name, tuple(_raw_arg(self.s, x).strip() for x in _mandatory(spec, args)), a))
-        elif name in T.BIB_COMMANDS:
-            mand = _mandatory(spec, args)
-            if mand:
-                names = tuple(x.strip() for x in _raw_arg(self.s, mand[-1]).split(",") if x.strip())
-                self.events.append(BibResource(name, names))
-        elif name in T.PAR_COMMANDS:
-            self.brk(a)
-        elif name == "item":
-            cur.sp(a, b)
-            cur.breaks.append(cur.n)
-            opt = [x for x in args if x is not None]
-            if opt:
-                self.walk(opt)
-                self.cur.sp(b)
-        elif name in T.SPACE_COMMANDS:
-            cur.sp(a, b)
-        elif name in T.EMPTY_COMMANDS:
-            if n.macro_post_space:
-                cur.sp(b - len(n.macro_post_space), b)
-        elif name in T.TEXT_COMMANDS:
-            cur.synth(T.TEXT_COMMANDS[name], a, b)
-            if n.macro_post_space:
-                cur.sp(b - len(n.macro_post_space), b)
-        elif name in T.ACCENTS and args:
+                self.pending.append(para)
+
+    def caption_macro(self, n) -> None:
+        self.caption(n, *_args(n))
+
+    def title_or_abstract(self, n) -> None:
+        mand = _mandatory(*_args(n))
+        if mand:
+            self.brk(n.pos)
+            self.emit(self.sub(n.macroname, mand[-1:]))
+
+    def include(self, n) -> None:
+        self.brk(n.pos)
+        self.events.append(Include(n.macroname, tuple(_raw_arg(self.s, x).strip() for x in _mandatory(*_args(n))), n.pos))
+
+    def bib_resource(self, n) -> None:
+        mand = _mandatory(*_args(n))
+        if mand:
+            names = tuple(x.strip() for x in _raw_arg(self.s, mand[-1]).split(",") if x.strip())
+            self.events.append(BibResource(n.macroname, names))
+
+    def par(self, n) -> None:
+        self.brk(n.pos)
+
+    def item(self, n) -> None:
+        b = n.pos + n.len
+        self.cur.sp(n.pos, b)
+        self.cur.breaks.append(self.cur.n)
+        opt = [x for x in _args(n)[1] if x is not None]
+        if opt:
+            self.walk(opt)
+            self.cur.sp(b)
+
+    def space(self, n) -> None:
+        self.cur.sp(n.pos, n.pos + n.len)
+
+    def empty(self, n) -> None:
+        if n.macro_post_space:
+            b = n.pos + n.len
+            self.cur.sp(b - len(n.macro_post_space), b)
+
+    def text_command(self, n) -> None:
+        self.text_macro(n, T.TEXT_COMMANDS[n.macroname])
+
+    def accent_macro(self, n) -> None:
+        args = _args(n)[1]
+        if args:
             self.accent(n, args)
-        elif name in T.IGNORE_COMMANDS or name in T.NOCITE_COMMANDS:
-            pass
-        elif name in T.KEEP_LAST_COMMANDS:
-            mand = _mandatory(spec, args)
-            if mand:
-                self.walk(mand[-1:])
-        elif args:
-            self.walk(_mandatory(spec, args))
+
+    def ignore(self, n) -> None:
+        pass
+
+    def keep_last(self, n) -> None:
+        self.walk(_mandatory(*_args(n))[-1:])
 
     def accent(self, n, args) -> None:
         arg = next((x for x in args if x is not None), None)
@@ -344,6 +366,31 @@ class _Walker:
             elif isinstance(x, LatexEnvironmentNode) and x.environmentname == "abstract":
                 self.env(x)
 
+
+_PLACEHOLDER_OF = {**{name: T.REF for name in T.REF_COMMANDS}, **{name: T.URL for name in T.URL_COMMANDS},
+                   "verb": T.CODE, "lstinline": T.CODE}
+
+
+def _macro_handlers() -> dict:
+    """Command name -> _Walker method; the first table that names a command wins."""
+    W = _Walker
+    order = [
+        (T.CITE_COMMANDS, W.cite), (T.REF_COMMANDS, W.placeholder), (T.URL_COMMANDS, W.placeholder),
+        (("verb", "lstinline"), W.placeholder), (T.SECTION_COMMANDS, W.section), (T.FOOTNOTE_COMMANDS, W.footnote),
+        (T.CAPTION_COMMANDS, W.caption_macro), (("title", "abstract"), W.title_or_abstract),
+        (T.INCLUDE_COMMANDS, W.include), (T.BIB_COMMANDS, W.bib_resource), (T.PAR_COMMANDS, W.par),
+        (("item",), W.item), (T.SPACE_COMMANDS, W.space), (T.EMPTY_COMMANDS, W.empty),
+        (T.TEXT_COMMANDS, W.text_command), (T.ACCENTS, W.accent_macro), (T.IGNORE_COMMANDS, W.ignore),
+        (T.NOCITE_COMMANDS, W.ignore), (T.KEEP_LAST_COMMANDS, W.keep_last),
+    ]
+    out: dict = {}
+    for names, handler in order:
+        for name in names:
+            out.setdefault(name, handler)
+    return out
+
+
+_MACRO_HANDLERS = _macro_handlers()
 
 # Characters that never start anything but a plain 'char' token for pylatexenc (given the
 # specials in tables: & ~ `` '' -- --- !` ?`).
