@@ -135,6 +135,63 @@ def _decide(a: int, b: int, ab: Preference, ba: Preference, tie_margin: float) -
     return None, p_a, "tie"
 
 
+@dataclass
+class _Standings:
+    """The running table of a Swiss tournament: points, soft points, who met whom, and the counts."""
+
+    n: int
+    points: list[float] = field(default_factory=list)
+    soft: list[float] = field(default_factory=list)
+    met: list[set[int]] = field(default_factory=list)
+    opponents: list[list[int]] = field(default_factory=list)
+    byes: Counter = field(default_factory=Counter)
+    matches: list[Match] = field(default_factory=list)
+    counts: Counter = field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        self.points, self.soft = [0.0] * self.n, [0.0] * self.n
+        self.met = [set() for _ in range(self.n)]
+        self.opponents = [[] for _ in range(self.n)]
+
+    def count_answers(self, answers: tuple[Preference, ...]) -> None:
+        for p in answers:
+            self.counts["answers"] += 1
+            if p.status != "ok":
+                self.counts[p.status] += 1
+        if len(answers) == 2 and answers[0].p_first is not None and answers[1].p_first is not None:
+            self.counts["order_pairs"] += 1
+            if (answers[0].p_first > 0.5) == (answers[1].p_first > 0.5):
+                self.counts["inconsistent_orders"] += 1  # the same shown position won both times
+
+    def record(self, r: int, a: int, b: int, rematch: bool, answers: tuple[Preference, ...],
+               decided: tuple[int | None, float | None, str]) -> None:
+        winner, p_a, outcome = decided
+        self.counts["comparisons"] += 1
+        self.counts[outcome.replace("-", "_") + "s" if outcome != "win" else "decided"] += 1
+        if rematch:
+            self.counts["rematches"] += 1
+        if winner is None:
+            self.points[a] += 0.5
+            self.points[b] += 0.5
+        else:
+            self.points[winner] += 1.0
+        share = 0.5 if p_a is None else p_a
+        self.soft[a] += share
+        self.soft[b] += 1.0 - share
+        self.met[a].add(b)
+        self.met[b].add(a)
+        self.opponents[a].append(b)
+        self.opponents[b].append(a)
+        self.matches.append(Match(r, a, b, winner, p_a, outcome, answers, rematch))
+
+    def bye(self, r: int, i: int) -> None:
+        self.byes[i] += 1
+        self.points[i] += BYE_POINTS
+        self.soft[i] += BYE_POINTS
+        self.counts["byes"] += 1
+        self.matches.append(Match(r, i, None, None, None, "bye"))
+
+
 def swiss_tournament(ideas: Sequence[Idea], comparator: Comparator, rounds: int = ROUNDS, seed: int = 0,
                      both_orders: bool = True, tie_margin: float = 0.0,
                      progress: Callable[[int, int], None] | None = None) -> Ranking:
@@ -149,69 +206,41 @@ def swiss_tournament(ideas: Sequence[Idea], comparator: Comparator, rounds: int 
     seeded = list(range(n))
     rng.shuffle(seeded)
     seed_rank = {i: r for r, i in enumerate(seeded)}
-    points = [0.0] * n
-    soft = [0.0] * n
-    met: list[set[int]] = [set() for _ in range(n)]
-    opponents: list[list[int]] = [[] for _ in range(n)]
-    byes: Counter = Counter()
-    matches: list[Match] = []
-    counts: Counter = Counter()
+    table = _Standings(n)
     total = rounds * (n // 2) * (2 if both_orders else 1)
     asked = 0
     for r in range(1, rounds + 1 if n >= 2 else 1):
-        order = sorted(range(n), key=lambda i: (-points[i], seed_rank[i]))
-        pairs, bye = _pair(order, met, byes)
+        order = sorted(range(n), key=lambda i: (-table.points[i], seed_rank[i]))
+        pairs, bye = _pair(order, table.met, table.byes)
         for a, b, rematch in pairs:
             ab = comparator.prefer(ideas[a], ideas[b])
             ba = comparator.prefer(ideas[b], ideas[a]) if both_orders else Preference(None, "not asked")
             asked += 2 if both_orders else 1
             if progress:
                 progress(asked, total)
-            for p in (ab, ba) if both_orders else (ab,):
-                counts["answers"] += 1
-                if p.status != "ok":
-                    counts[p.status] += 1
-            if both_orders and ab.p_first is not None and ba.p_first is not None:
-                counts["order_pairs"] += 1
-                if (ab.p_first > 0.5) == (ba.p_first > 0.5):
-                    counts["inconsistent_orders"] += 1  # the same shown position won both times
-            winner, p_a, outcome = _decide(a, b, ab, ba, tie_margin)
-            counts["comparisons"] += 1
-            counts[outcome.replace("-", "_") + "s" if outcome != "win" else "decided"] += 1
-            if rematch:
-                counts["rematches"] += 1
-            if winner is None:
-                points[a] += 0.5
-                points[b] += 0.5
-            else:
-                points[winner] += 1.0
-            if p_a is not None:
-                soft[a] += p_a
-                soft[b] += 1.0 - p_a
-            else:
-                soft[a] += 0.5
-                soft[b] += 0.5
-            met[a].add(b)
-            met[b].add(a)
-            opponents[a].append(b)
-            opponents[b].append(a)
-            matches.append(Match(r, a, b, winner, p_a, outcome, (ab, ba) if both_orders else (ab,), rematch))
+            answers = (ab, ba) if both_orders else (ab,)
+            table.count_answers(answers)
+            table.record(r, a, b, rematch, answers, _decide(a, b, ab, ba, tie_margin))
         if bye is not None:
-            byes[bye] += 1
-            points[bye] += BYE_POINTS
-            soft[bye] += BYE_POINTS
-            counts["byes"] += 1
-            matches.append(Match(r, bye, None, None, None, "bye"))
-    buchholz = [sum(points[o] for o in opponents[i]) for i in range(n)]
-    order = sorted(range(n), key=lambda i: (-points[i], -buchholz[i], -soft[i], seed_rank[i]))
+            table.bye(r, bye)
+    return _ranking(ideas, table, seed_rank, rounds, getattr(comparator, "name", type(comparator).__name__), seed)
+
+
+def _ranking(ideas: tuple[Idea, ...], table: _Standings, seed_rank: dict[int, int], rounds: int, name: str,
+             seed: int) -> Ranking:
+    """Final order: points, then Buchholz (opponents' points), then soft points, then the seeded draw."""
+    n, points = len(ideas), table.points
+    buchholz = [sum(points[o] for o in table.opponents[i]) for i in range(n)]
+    order = sorted(range(n), key=lambda i: (-points[i], -buchholz[i], -table.soft[i], seed_rank[i]))
     ranks = [0] * n
     for pos, i in enumerate(order):
         ranks[i] = ranks[order[pos - 1]] if pos and points[order[pos - 1]] == points[i] else pos + 1
+    counts = table.counts
     counts["tied_ideas"] = sum(1 for i in range(n) if sum(1 for j in range(n) if points[j] == points[i]) > 1)
     for key in ("comparisons", "decided", "ties", "no_answers", "byes", "unparsed", "timeout", "error", "rematches"):
         counts.setdefault(key, 0)
-    return Ranking(ideas, tuple(points), tuple(buchholz), tuple(soft), tuple(order), tuple(ranks), tuple(matches),
-                   rounds, getattr(comparator, "name", type(comparator).__name__), seed, dict(counts))
+    return Ranking(ideas, tuple(points), tuple(buchholz), tuple(table.soft), tuple(order), tuple(ranks),
+                   tuple(table.matches), rounds, name, seed, dict(counts))
 
 
 # -- metrics used by the bench and the tests ------------------------------------------------------

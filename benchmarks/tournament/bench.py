@@ -186,17 +186,19 @@ class CachedEmbed:
         return np.stack([self.cache[t] for t in texts]) if texts else np.zeros((0, 384), dtype=np.float32)
 
 
-def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
-    import numpy as np
-
-    from ...analyzers.ideas.comparators import NEEDS_INDEX, HybridComparator, LLMComparator, ScoreComparator, Topicality
-    from ...analyzers.ideas.tournament import auroc, swiss_tournament, top_half_accuracy
-
-    wanted = [v.strip() for v in args.variants.split(",") if v.strip()]
+def _wanted_variants(spec: str) -> list[str]:
+    wanted = [v.strip() for v in spec.split(",") if v.strip()]
     wanted = list(VARIANTS) if wanted == ["all"] else wanted
     unknown = [v for v in wanted if v not in VARIANTS]
     if unknown:
         raise UserError(f"unknown variant(s) {', '.join(unknown)}: choose from {', '.join(VARIANTS)}")
+    return wanted
+
+
+def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
+    from ...analyzers.ideas.comparators import NEEDS_INDEX, Topicality
+
+    wanted = _wanted_variants(args.variants)
     year_papers = [p for p in papers if p.venue.lower() == args.venue.lower() and p.year == args.year]
     sample = balanced_sample(year_papers, args.n, args.seed)
     if len(sample) < 4:
@@ -226,96 +228,121 @@ def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
         except ValueError as exc:
             print(f"tournament: embedding-head skipped: {exc}", file=sys.stderr)
     full = balanced_sample(year_papers, 10**6, args.seed)  # the whole year, balanced
-    full_ideas, full_labels = _ideas(full), [y for _, y in full]
     if "prior" in wanted:
-        from ...analyzers.ideas.comparators import Blend
-        from ...analyzers.drafts.fluency import FluencyScore
-        from ...analyzers.llm.base import LLMUnavailable
-
-        def fluency_progress(done: int, all_: int) -> None:
-            if done % 50 == 0 or done == all_:
-                print(f"tournament: prior: fluency of {done}/{all_} abstracts", file=sys.stderr, flush=True)
-
-        try:
-            fluency = FluencyScore(llm_factory(), progress=fluency_progress)
-        except LLMUnavailable as exc:
-            raise UserError(f"the prior variant reads the LLM's fluency: {exc}; use --backend embedded") from None
-        prior = Blend([scorers["embedding"], fluency])
-        prior([i.text for i in full_ideas])  # the whole year sets the scale
-        scorers["prior"] = prior
+        scorers["prior"] = _prior_scorer(scorers["embedding"], _ideas(full), llm_factory)
     for key in ("embedding", "embedding-head", "prior"):
-        if key not in wanted or key not in scorers:
-            continue
-        scorer = scorers[key]
-        t = time.time()
-        kind = "prior" if key == "prior" else "embedding-only"
-        comp = ScoreComparator(scorer, f"{kind}:{scorer.name}")
-        ranking = swiss_tournament(ideas, comp, args.rounds, args.seed)
-        ev = _evaluate(ranking, labels)
-        pointwise = auroc(np.asarray(scorer([i.text for i in ideas])), labels)
-        # the same on more balanced samples and on the whole year: cheap, and far less noisy
-        accs, aucs = [], []
-        for r in range(1, args.resamples + 1):
-            s2 = balanced_sample(year_papers, args.n, args.seed + r)
-            l2 = [y for _, y in s2]
-            rk = swiss_tournament(_ideas(s2), ScoreComparator(scorer, "x"), args.rounds, args.seed + r)
-            accs.append(top_half_accuracy(rk.order, l2))
-            aucs.append(auroc(rk.score_vector(), l2))
-        rk = swiss_tournament(full_ideas, ScoreComparator(scorer, "x"), args.rounds, args.seed)
-        rows.append({"variant": f"{kind}: {scorer.name}", "n": len(sample), "accuracy": ev["accuracy"],
-                     "auroc": ev["auroc"], "mixed_pair_accuracy": ev["mixed_pair_accuracy"],
-                     "comparisons": ev["counts"]["comparisons"], "pointwise_auroc": round(pointwise or 0, 4),
-                     "resamples": {"samples": args.resamples, "accuracy_mean": round(float(np.mean(accs)), 4) if accs else None,
-                                   "accuracy_sd": round(float(np.std(accs)), 4) if accs else None,
-                                   "auroc_mean": round(float(np.mean(aucs)), 4) if aucs else None},
-                     "whole_year": {"n": len(full), "accuracy": round(top_half_accuracy(rk.order, full_labels), 4),
-                                    "auroc": round(auroc(rk.score_vector(), full_labels) or 0, 4)},
-                     "seconds": round(time.time() - t, 1), "counts": ev["counts"]})
+        if key in wanted and key in scorers:
+            rows.append(_score_row(key, scorers[key], args, sample, year_papers, full))
     llm_variants = [v for v in ("llm", "hybrid") if v in wanted]
     if llm_variants:
         llm = llm_factory()
         out["llm"] = f"{llm.name}:{llm.model}"
-        sub = sample
-        if args.limit and args.limit < len(sample):
-            acc = [s for s in sample if s[1]][: args.limit // 2]
-            rej = [s for s in sample if not s[1]][: args.limit // 2]
-            sub = [s for s in sample if s in acc or s in rej]
-        sub_labels = [y for _, y in sub]
-        sub_ideas = _ideas(sub)
-        if len(sub) < len(sample) and "embedding" in scorers:  # the fair comparison for the LLM rows
-            scorer = scorers["embedding"]
-            ranking = swiss_tournament(sub_ideas, ScoreComparator(scorer, "x"), args.rounds, args.seed)
-            ev = _evaluate(ranking, sub_labels)
-            rows.append({"variant": f"embedding-only on the LLM's {len(sub)}: {scorer.name}", "n": len(sub),
-                         "accuracy": ev["accuracy"], "auroc": ev["auroc"], "mixed_pair_accuracy": ev["mixed_pair_accuracy"],
-                         "comparisons": ev["counts"]["comparisons"], "seconds": 0.0, "counts": ev["counts"]})
-        for key in llm_variants:
-            t = time.time()
-            base = LLMComparator(llm)
-            comp = base if key == "llm" else HybridComparator(
-                base, ScoreComparator(scorers["embedding"], f"embedding:{scorers['embedding'].name}"), args.llm_weight)
-            total = args.rounds * (len(sub) // 2) * 2
-
-            def progress(done: int, all_: int, key=key, t=t) -> None:
-                if done % 20 == 0 or done == all_:
-                    print(f"tournament: {key}: {done}/{all_} LLM answers, {time.time() - t:.0f} s",
-                          file=sys.stderr, flush=True)
-
-            ranking = swiss_tournament(sub_ideas, comp, args.rounds, args.seed, progress=progress)
-            ev = _evaluate(ranking, sub_labels)
-            c = ev["counts"]
-            rows.append({"variant": f"{key}: {comp.name}", "n": len(sub), "accuracy": ev["accuracy"], "auroc": ev["auroc"],
-                         "mixed_pair_accuracy": ev["mixed_pair_accuracy"], "comparisons": c["comparisons"],
-                         "llm_answers": total, "inconsistent_orders": round(c.get("inconsistent_orders", 0) /
-                                                                            max(c.get("order_pairs", 1), 1), 4),
-                         "unparsed": c.get("unparsed", 0), "timeouts": c.get("timeout", 0), "errors": c.get("error", 0),
-                         "seconds": round(time.time() - t, 1), "counts": c})
-            if key == "llm":
-                # the same matches, read back: how often each shown position won (position bias)
-                firsts = [p.p_first for m in ranking.matches for p in m.orders if p.p_first is not None]
-                rows[-1]["p_first_mean"] = round(float(np.mean(firsts)), 4) if firsts else None
+        rows += _llm_rows(llm, llm_variants, args, sample, scorers)
     out["rows"] = rows
     return out
+
+
+def _prior_scorer(topicality, full_ideas, llm_factory):
+    """The label-free prior (topicality + the LLM's fluency), scaled on the whole year."""
+    from ...analyzers.drafts.fluency import FluencyScore
+    from ...analyzers.ideas.comparators import Blend
+    from ...analyzers.llm.base import LLMUnavailable
+
+    def fluency_progress(done: int, all_: int) -> None:
+        if done % 50 == 0 or done == all_:
+            print(f"tournament: prior: fluency of {done}/{all_} abstracts", file=sys.stderr, flush=True)
+
+    try:
+        fluency = FluencyScore(llm_factory(), progress=fluency_progress)
+    except LLMUnavailable as exc:
+        raise UserError(f"the prior variant reads the LLM's fluency: {exc}; use --backend embedded") from None
+    prior = Blend([topicality, fluency])
+    prior([i.text for i in full_ideas])  # the whole year sets the scale
+    return prior
+
+
+def _score_row(key: str, scorer, args, sample, year_papers, full) -> dict[str, Any]:
+    """A score-based variant: the tournament on the sample, then on resamples and the whole year (cheap, less noisy)."""
+    import numpy as np
+
+    from ...analyzers.ideas.comparators import ScoreComparator
+    from ...analyzers.ideas.tournament import auroc, swiss_tournament, top_half_accuracy
+
+    labels, ideas = [y for _, y in sample], _ideas(sample)
+    full_ideas, full_labels = _ideas(full), [y for _, y in full]
+    t = time.time()
+    kind = "prior" if key == "prior" else "embedding-only"
+    comp = ScoreComparator(scorer, f"{kind}:{scorer.name}")
+    ranking = swiss_tournament(ideas, comp, args.rounds, args.seed)
+    ev = _evaluate(ranking, labels)
+    pointwise = auroc(np.asarray(scorer([i.text for i in ideas])), labels)
+    accs, aucs = [], []
+    for r in range(1, args.resamples + 1):
+        s2 = balanced_sample(year_papers, args.n, args.seed + r)
+        l2 = [y for _, y in s2]
+        rk = swiss_tournament(_ideas(s2), ScoreComparator(scorer, "x"), args.rounds, args.seed + r)
+        accs.append(top_half_accuracy(rk.order, l2))
+        aucs.append(auroc(rk.score_vector(), l2))
+    rk = swiss_tournament(full_ideas, ScoreComparator(scorer, "x"), args.rounds, args.seed)
+    return {"variant": f"{kind}: {scorer.name}", "n": len(sample), "accuracy": ev["accuracy"],
+            "auroc": ev["auroc"], "mixed_pair_accuracy": ev["mixed_pair_accuracy"],
+            "comparisons": ev["counts"]["comparisons"], "pointwise_auroc": round(pointwise or 0, 4),
+            "resamples": {"samples": args.resamples, "accuracy_mean": round(float(np.mean(accs)), 4) if accs else None,
+                          "accuracy_sd": round(float(np.std(accs)), 4) if accs else None,
+                          "auroc_mean": round(float(np.mean(aucs)), 4) if aucs else None},
+            "whole_year": {"n": len(full), "accuracy": round(top_half_accuracy(rk.order, full_labels), 4),
+                           "auroc": round(auroc(rk.score_vector(), full_labels) or 0, 4)},
+            "seconds": round(time.time() - t, 1), "counts": ev["counts"]}
+
+
+def _llm_rows(llm, llm_variants: list[str], args, sample, scorers: dict[str, Any]) -> list[dict[str, Any]]:
+    """The LLM and hybrid variants on at most --limit papers, with the embedding row on the same papers beside them."""
+    import numpy as np
+
+    from ...analyzers.ideas.comparators import HybridComparator, LLMComparator, ScoreComparator
+    from ...analyzers.ideas.tournament import swiss_tournament
+
+    rows: list[dict[str, Any]] = []
+    sub = sample
+    if args.limit and args.limit < len(sample):
+        acc = [s for s in sample if s[1]][: args.limit // 2]
+        rej = [s for s in sample if not s[1]][: args.limit // 2]
+        sub = [s for s in sample if s in acc or s in rej]
+    sub_labels = [y for _, y in sub]
+    sub_ideas = _ideas(sub)
+    if len(sub) < len(sample) and "embedding" in scorers:  # the fair comparison for the LLM rows
+        scorer = scorers["embedding"]
+        ranking = swiss_tournament(sub_ideas, ScoreComparator(scorer, "x"), args.rounds, args.seed)
+        ev = _evaluate(ranking, sub_labels)
+        rows.append({"variant": f"embedding-only on the LLM's {len(sub)}: {scorer.name}", "n": len(sub),
+                     "accuracy": ev["accuracy"], "auroc": ev["auroc"], "mixed_pair_accuracy": ev["mixed_pair_accuracy"],
+                     "comparisons": ev["counts"]["comparisons"], "seconds": 0.0, "counts": ev["counts"]})
+    for key in llm_variants:
+        t = time.time()
+        base = LLMComparator(llm)
+        comp = base if key == "llm" else HybridComparator(
+            base, ScoreComparator(scorers["embedding"], f"embedding:{scorers['embedding'].name}"), args.llm_weight)
+        total = args.rounds * (len(sub) // 2) * 2
+
+        def progress(done: int, all_: int, key=key, t=t) -> None:
+            if done % 20 == 0 or done == all_:
+                print(f"tournament: {key}: {done}/{all_} LLM answers, {time.time() - t:.0f} s",
+                      file=sys.stderr, flush=True)
+
+        ranking = swiss_tournament(sub_ideas, comp, args.rounds, args.seed, progress=progress)
+        ev = _evaluate(ranking, sub_labels)
+        c = ev["counts"]
+        rows.append({"variant": f"{key}: {comp.name}", "n": len(sub), "accuracy": ev["accuracy"], "auroc": ev["auroc"],
+                     "mixed_pair_accuracy": ev["mixed_pair_accuracy"], "comparisons": c["comparisons"],
+                     "llm_answers": total, "inconsistent_orders": round(c.get("inconsistent_orders", 0) /
+                                                                        max(c.get("order_pairs", 1), 1), 4),
+                     "unparsed": c.get("unparsed", 0), "timeouts": c.get("timeout", 0), "errors": c.get("error", 0),
+                     "seconds": round(time.time() - t, 1), "counts": c})
+        if key == "llm":
+            # the same matches, read back: how often each shown position won (position bias)
+            firsts = [p.p_first for m in ranking.matches for p in m.orders if p.p_first is not None]
+            rows[-1]["p_first_mean"] = round(float(np.mean(firsts)), 4) if firsts else None
+    return rows
 
 
 def _nova_suite(args, index, papers, llm_factory) -> dict[str, Any]:
