@@ -383,7 +383,17 @@ def run(args) -> int:
     }
     path = write_result(args.out, "bench-index", payload)
 
-    print(f"peerlint bench index — {len(docs)} documents from {', '.join(Path(s).name for s in sources)}, "
+    _print_report(payload, path, threads)
+    return 0
+
+
+def _print_report(payload: dict[str, Any], path: Path, threads: int) -> None:
+    """The two tables (build speed and quality per route; search latency and recall per size) and memory."""
+    docs, sources = payload["dataset"]["docs"], payload["dataset"]["corpus"]
+    route_results, baselines = payload["routes"], payload["baselines"]
+    corpus, synthetic, memory = payload["corpus_search"], payload["synthetic"], payload["memory"]
+    load_at_start = payload["load_average_at_start"]
+    print(f"peerlint bench index — {docs} documents from {', '.join(Path(s).name for s in sources)}, "
           f"{threads} threads, load average at start {load_at_start}")
     print_table(_route_rows(route_results, baselines),
                 ["embedding (same documents)", "docs/s", "x loop", "x batch32", "index MB", "title hit@10",
@@ -405,4 +415,3 @@ def run(args) -> int:
     print(f"\npeak RSS {payload['peak_rss_mb']:,.0f} MB; "
           + ", ".join(f"{k} {v['peak_rss_mb']:,.0f}" for k, v in memory.items()))
     print(f"results: {path}  ({payload['seconds']:.0f} s)")
-    return 0

@@ -172,6 +172,29 @@ def _outcome_json(o: ItemOutcome) -> dict[str, Any]:
     return record
 
 
+def _notes(items, outcomes, rows, budget, llm, judge, predictor) -> list[str]:
+    """What a reader needs beside the table: baselines' meaning, truncation, failures, the paper's numbers."""
+    shown = [o.prediction.works_shown for o in outcomes]
+    total = [o.prediction.works_total for o in outcomes]
+    cut = sum(s < t for s, t in zip(shown, total))
+    notes = [f"majority class = most frequent gold score of the evaluated items ({rows[1].name})",
+             f"related works shown: {sum(shown)} of {sum(total)} ({cut} of {len(items)} prompts truncated to "
+             f"{budget.works_chars} characters for {llm.name}:{llm.model})",
+             "unparsed = answer not valid under the schema (never guessed); LLM err = timeout or backend failure; "
+             "both count as misses in F1 and are left out of MAE",
+             "paper, official test set: constant 3 MAE 0.86 / macro-F1 9.6; best LLMs MAE 0.93, macro-F1 17.2 "
+             "(GPT-5), judged by GPT-4.1"]
+    if judge is not None:
+        failures = [f for o in outcomes if o.justification is not None for f in o.justification.failures]
+        notes.append(f"judge {judge.llm.name}:{judge.llm.model}: {len(failures)} failed judge steps "
+                     f"({sum(f.kind == 'unparsed' for f in failures)} unparsed) over "
+                     f"{sum(o.justification is not None for o in outcomes)} judged items; the justification "
+                     "metrics are only as good as this judge (the paper's is GPT-4.1)")
+    if predictor.unavailable:
+        notes.append(f"the backend became unavailable; later items were not asked: {predictor.unavailable}")
+    return notes
+
+
 def run(args: argparse.Namespace) -> int:
     from ...analyzers.ideas.rinobench_data import RinoDataError, read_rinobench
     from ...analyzers.ideas.rinobench_judge import RinoLLM, budget_for
@@ -210,24 +233,7 @@ def run(args: argparse.Namespace) -> int:
     print_table(table_rows(rows), HEADERS,
                 f"RINoBench on {len(items)} items of {data.path} — F1, recall, ratios, hallucination in %; "
                 "ALI 0-1; MAE over answered items")
-    shown = [o.prediction.works_shown for o in outcomes]
-    total = [o.prediction.works_total for o in outcomes]
-    cut = sum(s < t for s, t in zip(shown, total))
-    notes = [f"majority class = most frequent gold score of the evaluated items ({rows[1].name})",
-             f"related works shown: {sum(shown)} of {sum(total)} ({cut} of {len(items)} prompts truncated to "
-             f"{budget.works_chars} characters for {llm.name}:{llm.model})",
-             "unparsed = answer not valid under the schema (never guessed); LLM err = timeout or backend failure; "
-             "both count as misses in F1 and are left out of MAE",
-             "paper, official test set: constant 3 MAE 0.86 / macro-F1 9.6; best LLMs MAE 0.93, macro-F1 17.2 "
-             "(GPT-5), judged by GPT-4.1"]
-    if judge is not None:
-        failures = [f for o in outcomes if o.justification is not None for f in o.justification.failures]
-        notes.append(f"judge {judge.llm.name}:{judge.llm.model}: {len(failures)} failed judge steps "
-                     f"({sum(f.kind == 'unparsed' for f in failures)} unparsed) over "
-                     f"{sum(o.justification is not None for o in outcomes)} judged items; the justification "
-                     "metrics are only as good as this judge (the paper's is GPT-4.1)")
-    if predictor.unavailable:
-        notes.append(f"the backend became unavailable; later items were not asked: {predictor.unavailable}")
+    notes = _notes(items, outcomes, rows, budget, llm, judge, predictor)
     for note in notes:
         print(f"  {note}")
 
