@@ -21,7 +21,10 @@ class Paper:
     rating_avg: float | None = None
     citations: int | None = None
     date: str = ""  # ISO date when known; year-granular corpora leave it empty
-    references: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()  # ids of cited papers, in the corpus's own id space (OpenAlex W-ids for pulls)
+    doi: str = ""  # lower-case, no https://doi.org/ prefix; DOI, arXiv id and title are how sources are merged
+    arxiv_id: str = ""  # without version, e.g. "2104.06237" or "hep-th/9901001"
+    categories: tuple[str, ...] = ()  # subject classes of the source (arXiv categories), for `--where category=`
 
     @property
     def text(self) -> str:
@@ -31,12 +34,16 @@ class Paper:
 
 @dataclass(frozen=True)
 class Hit:
-    """A retrieved paper: the best-matching chunk of it and its cosine similarity to the query."""
+    """A retrieved paper: the best-matching chunk of it and its cosine similarity to the query.
+
+    `similarity` is always the dense cosine (thresholds are calibrated on it), whatever ranked the
+    hit; `score` is what ranked it: the cosine (dense), BM25 (lexical) or the fused score (hybrid)."""
 
     paper: Paper
     similarity: float
     chunk_start: int = 0
     chunk_end: int = 0
+    score: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,16 @@ Kept apart from `ingest` so that reading the usual JSONL corpora never loads pyl
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import bibtexparser
+from bibtexparser.bibdatabase import UndefinedString
 from bibtexparser.bparser import BibTexParser
 from pylatexenc import latex2text, latexwalker, macrospec
 
+from .identity import normalise_arxiv_id, normalise_doi
 from .records import BadRecord, FileReport, Warn, clean_text, parse_date, read_text
 from ..papers import Paper
 
@@ -35,6 +38,8 @@ def _latex_contexts() -> tuple[macrospec.LatexContextDb, latex2text.LatexNodes2T
 
 
 _WALKER_DB, _TO_TEXT = _latex_contexts()
+# pylatexenc is tolerant but not bulletproof: one odd entry or file must not stop a corpus
+_LATEX_ERRORS = (latexwalker.LatexWalkerError, RecursionError, AttributeError, IndexError, TypeError)
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?)\]])")
 
 
@@ -52,12 +57,37 @@ _BIB_START = re.compile(r"^[ \t]*@[ \t]*(\w+)[ \t]*[{(][ \t]*([^,\s]*)", re.MULT
 _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.IGNORECASE)
 
 
-def read_bib(path: Path, warn: Warn) -> Iterator[tuple[Paper, str]]:
-    """Entries with an abstract; id = DOI when present, else the citation key. Broken entries are warned and skipped."""
-    text = read_text(path, warn)
+@dataclass(frozen=True)
+class CitedWork:
+    """What a .bib entry says about the work it cites: enough to find that work in an index or an API."""
+
+    key: str
+    title: str = ""
+    doi: str = ""
+    arxiv_id: str = ""
+    authors: tuple[str, ...] = ()
+    year: int | None = None
+
+
+def bib_parser() -> BibTexParser:
+    """A parser that keeps @string definitions across files: pass one to `bib_entries` for each .bib of a
+    project, in \\bibliography order, as BibTeX reads them."""
     parser = BibTexParser(common_strings=True, ignore_nonstandard_types=False, interpolate_strings=True)
     parser.expect_multiple_parse = True
-    report = FileReport(path, warn)
+    return parser
+
+
+def bib_entries(path: Path, warn: Warn, report: FileReport | None = None,
+                parser: BibTexParser | None = None) -> Iterator[tuple[Mapping[str, str], int]]:
+    """(bibtexparser entry, line) for each entry; one broken entry is warned and skipped, never the file.
+
+    A caller that skips entries of its own passes its `report`, so one file has one count of skipped rows.
+    An undefined @string reads as its own name (`booktitle = emnlp` gives 'emnlp'), as BibTeX warns and goes on.
+    """
+    text = read_text(path, warn)
+    parser = parser or bib_parser()
+    own_report = report is None
+    report = report or FileReport(path, warn)
     starts = list(_BIB_START.finditer(text))
     for i, match in enumerate(starts):
         kind, key = match.group(1).lower(), match.group(2).rstrip(",")
@@ -66,25 +96,80 @@ def read_bib(path: Path, warn: Warn) -> Iterator[tuple[Paper, str]]:
         chunk = text[match.start(): starts[i + 1].start() if i + 1 < len(starts) else len(text)]
         line = text.count("\n", 0, match.start()) + 1
         before = len(parser.bib_database.entries)
-        bibtexparser.loads(chunk, parser=parser)
+        for _attempt in range(20):
+            try:
+                bibtexparser.loads(chunk, parser=parser)
+                break
+            except UndefinedString as err:
+                name = str(err.args[0]) if err.args else ""
+                parser.bib_database.strings[name] = name
         if kind == "string":
             continue
         entries = parser.bib_database.entries[before:]
         if not entries:
             report.skip(line, f"cannot parse BibTeX entry {key!r} ({_bib_problem(chunk)})")
             continue
+        yield entries[0], line
+    if own_report:
+        report.close()
+    if not starts:
+        warn(f"{path}: no BibTeX entries found")
+
+
+def read_bib(path: Path, warn: Warn) -> Iterator[tuple[Paper, str]]:
+    """Entries with an abstract; id = DOI when present, else the citation key. Broken entries are warned and skipped."""
+    report = FileReport(path, warn)
+    for entry, line in bib_entries(path, warn, report):
+        key = entry.get("ID", "")
         try:
-            paper = _paper_from_bib(entries[0])
+            paper = _paper_from_bib(entry)
         except BadRecord as err:
             report.skip(line, f"entry {key!r}: {err}")
             continue
-        except (latexwalker.LatexWalkerError, RecursionError, AttributeError, IndexError, TypeError) as err:
+        except _LATEX_ERRORS as err:
             report.skip(line, f"entry {key!r}: cannot convert its LaTeX ({type(err).__name__}: {err})")
             continue
         yield paper, f"{path}:{line}"
     report.close()
-    if not starts:
-        warn(f"{path}: no BibTeX entries found")
+
+
+def cited_works(paths: Sequence[Path], warn: Warn) -> list[CitedWork]:
+    """Every entry of the .bib files of one project as a `CitedWork`, abstract or not: the DOI, the arXiv
+    id (from `eprint`, `arxiv`, `journal`, `url`, `note` or `howpublished`), the title, surnames and year."""
+    parser = bib_parser()
+    entries = [entry for path in paths for entry, _line in bib_entries(path, warn, parser=parser)]
+    works = []
+    for entry in entries:
+        def text(name: str) -> str:
+            try:
+                return _latex_to_text(entry.get(name, ""))
+            except _LATEX_ERRORS:
+                return clean_text(re.sub(r"[{}\\]", "", entry.get(name, "")))
+
+        arxiv = ""
+        for name in ("eprint", "arxivid", "arxiv", "journal", "booktitle", "url", "note", "howpublished", "doi"):
+            if arxiv := normalise_arxiv_id(entry.get(name, "")):
+                break
+        if not arxiv and entry.get("archiveprefix", "").lower() == "arxiv":
+            arxiv = normalise_arxiv_id(f"arXiv:{entry.get('eprint', '')}")
+        found_year = re.search(r"\d{4}", entry.get("year", "") or entry.get("date", ""))
+        works.append(CitedWork(
+            key=entry.get("ID", ""),
+            title=text("title"),
+            doi=normalise_doi(entry.get("doi", "")) or normalise_doi(entry.get("url", "") if "doi.org" in
+                                                                      entry.get("url", "") else ""),
+            arxiv_id=arxiv,
+            authors=tuple(n for n in (_bib_person_safe(p) for p in _split_bib_names(entry.get("author", ""))) if n),
+            year=int(found_year.group()) if found_year else None,
+        ))
+    return works
+
+
+def _bib_person_safe(name: str) -> str:
+    try:
+        return _bib_person(name)
+    except _LATEX_ERRORS:
+        return clean_text(re.sub(r"[{}\\]", "", name))
 
 
 def _bib_problem(chunk: str) -> str:
@@ -168,8 +253,7 @@ def read_tex(path: Path, paper_id: str, warn: Warn) -> Iterator[tuple[Paper, str
     source = _inline_inputs(text, path.parent, warn, depth=0)
     try:
         title, abstract = _title_and_abstract(source)
-    except (latexwalker.LatexWalkerError, RecursionError, AttributeError, IndexError, TypeError) as err:
-        # pylatexenc is tolerant but not bulletproof: one odd file must not stop a corpus
+    except _LATEX_ERRORS as err:
         warn(f"{path}:1: cannot parse the LaTeX ({type(err).__name__}: {err}); skipped")
         return
     if not title and not abstract:

@@ -1,9 +1,12 @@
-"""Normalise corpora into `Paper` records: proceedings JSONL (plain, .gz, .xz), CSV, BibTeX and .tex papers.
+"""Normalise corpora into `Paper` records: JSON lines (plain, .gz, .xz), CSV, BibTeX and .tex papers.
 
-`read_corpus` streams papers and reports every row it cannot use through `warn`, naming `file:line`
-and the reason; `load_papers` collects them, drops duplicate ids (the first one wins) and refuses an
-empty result. Errors the user can fix (a missing path, an unsupported file, nothing usable) raise
-`CorpusError` with a message that says what to do.
+JSON-lines files are read in the layout their first record shows (`layouts.py`): proceedings, the
+arXiv OAI snapshot, OpenAlex works, Semantic Scholar papers + abstracts. `read_corpus` streams papers
+and reports every row it cannot use through `warn`, naming `file:line` and the reason; `load_papers`
+collects them, drops duplicate ids (the first one wins), merges records of one work from different
+sources (same DOI, arXiv id, or title; see `identity.py`) and refuses an empty result. `where`
+filters (`where.py`) apply while streaming. Errors the user can fix (a missing path, an unsupported
+file or layout, nothing usable) raise `CorpusError` with a message that says what to do.
 """
 
 from __future__ import annotations
@@ -13,11 +16,14 @@ import json
 import logging
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..papers import Paper
+from . import layouts
+from .identity import PaperSet, normalise_arxiv_id, normalise_doi
 from .records import MAX_ROW_WARNINGS, BadRecord, FileReport, Warn, decoded_lines, clean_text, parse_date
+from .where import CorpusFilter, WhereError
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +32,7 @@ CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.xz")
 BIB_SUFFIXES = (".bib",)
 TEX_SUFFIXES = (".tex",)
 SUPPORTED = "a .jsonl or .csv file (plain, .gz or .xz), a .bib or .tex file, or a directory of them"
+Located = Iterator[tuple[Paper, str]]
 
 _SKIPPED_DIRS = {"__pycache__", "node_modules"}
 
@@ -43,39 +50,66 @@ def default_corpus_path() -> Path:
     return Path(__file__).resolve().parents[1] / "data" / "proceedings.jsonl.xz"
 
 
-def read_corpus(paths: Iterable[Path | str] | Path | str, warn: Warn = _log_warning) -> Iterator[Paper]:
-    """Stream the papers of every path: corpus files by type, directories recursively.
+def read_corpus(paths: Iterable[Path | str] | Path | str, warn: Warn = _log_warning,
+                where: Sequence[str] = ()) -> Iterator[Paper]:
+    """Stream the papers of every path: corpus files by type and layout, directories recursively.
 
-    Every path is checked before the first paper is read, so a typo fails at once.
+    Every path (and every `--where` clause) is checked before the first paper is read, so a typo fails at once.
     """
-    located = _read_located(_checked_paths(paths), warn)
+    located = _read_located(_checked_paths(paths), warn, _filter(where))
     return (paper for paper, _where in located)
 
 
-def load_papers(paths: Iterable[Path | str] | Path | str, warn: Warn = _log_warning) -> list[Paper]:
-    """All papers of `paths` with duplicate ids dropped (the first one wins, each drop is warned)."""
+def load_papers(paths: Iterable[Path | str] | Path | str, warn: Warn = _log_warning,
+                where: Sequence[str] = ()) -> list[Paper]:
+    """All papers of `paths` that pass `where`, one per work.
+
+    A repeated id is dropped (the first one wins, each drop is warned); a record of a work already
+    read from another file, or with the same DOI or arXiv id, is merged into the first one (its blanks
+    filled, its references united) and reported.
+    """
     checked = _checked_paths(paths)
-    papers: list[Paper] = []
-    seen: dict[str, str] = {}
-    duplicates = 0
-    for paper, where in _read_located(checked, warn):
-        if paper.id in seen:
+    keep = _filter(where)
+    kept = PaperSet(title_needs_other_source=True)
+    seen: dict[str, str] = {}  # id -> where it was first read
+    duplicates = merged = 0
+    for paper, at in _read_located(checked, warn, keep):
+        outcome, first, key = kept.add(paper, source=at.rpartition(":")[0])
+        if outcome == "new":
+            seen[paper.id] = at
+        elif outcome == "duplicate-id":
             duplicates += 1
             if duplicates <= MAX_ROW_WARNINGS:
-                warn(f"{where}: duplicate id {paper.id!r} (first seen at {seen[paper.id]}); kept the first")
-            continue
-        seen[paper.id] = where
-        papers.append(paper)
+                assert first is not None
+                warn(f"{at}: duplicate id {paper.id!r} (first seen at {seen[first.id]}); kept the first")
+        else:
+            merged += 1
+            if merged <= MAX_ROW_WARNINGS:
+                assert first is not None
+                warn(f"{at}: {paper.id!r} is {first.id!r} (same {key.partition(':')[0]}, first seen at "
+                     f"{seen[first.id]}); merged into it")
     if duplicates > MAX_ROW_WARNINGS:
         warn(f"{duplicates - MAX_ROW_WARNINGS} more duplicate ids dropped ({duplicates} in all)")
+    if merged > MAX_ROW_WARNINGS:
+        warn(f"{merged - MAX_ROW_WARNINGS} more records merged into papers read before ({merged} in all)")
+    papers = kept.papers()
     if not papers:
         names = ", ".join(str(p) for p in checked)
+        hint = f" that pass --where {' '.join(where)}" if keep else ""
         raise CorpusError(
-            f"{names} contains no usable papers: every record needs a title or an abstract "
+            f"{names} contains no usable papers{hint}: every record needs a title or an abstract "
             f"(see the warnings above). Point peerlint at {SUPPORTED}, "
             f"or leave the corpus unset to use the shipped proceedings ({default_corpus_path().name})."
         )
     return papers
+
+
+def _filter(where: Sequence[str]) -> CorpusFilter | None:
+    try:
+        keep = CorpusFilter.parse(where)
+    except WhereError as err:
+        raise CorpusError(str(err)) from None
+    return keep or None
 
 
 # --- dispatch -------------------------------------------------------------------------------------
@@ -90,52 +124,93 @@ def _checked_paths(paths: Iterable[Path | str] | Path | str) -> list[Path]:
     for path in checked:
         if not path.exists():
             raise CorpusError(f"corpus path {path} does not exist: check the spelling, or pass {SUPPORTED}")
-        if path.is_file() and _reader_for(path) is None:
+        if path.is_file() and _kind(path) is None:
             raise CorpusError(f"{path} is not a corpus file peerlint reads: pass {SUPPORTED}")
+        if path.is_file() and _kind(path) == "jsonl":
+            try:
+                layouts.sniff(path, lambda message: None)  # an unknown layout fails before any reading
+            except layouts.UnknownLayout as err:
+                raise CorpusError(str(err)) from None
     return checked
 
 
-def _reader_for(path: Path) -> Callable[[Path, Warn], Iterator[tuple[Paper, str]]] | None:
+def _kind(path: Path) -> str | None:
     name = path.name.lower()
-    if name.endswith(JSONL_SUFFIXES):
-        return _read_jsonl
-    if name.endswith(CSV_SUFFIXES):
-        return _read_csv
-    if name.endswith(BIB_SUFFIXES):
-        from .latex_sources import read_bib  # LaTeX tooling is loaded only for the corpora that need it
-
-        return read_bib
-    if name.endswith(TEX_SUFFIXES):
-        from .latex_sources import read_tex
-
-        return lambda p, w: read_tex(p, p.name, w)
+    for kind, suffixes in (("jsonl", JSONL_SUFFIXES), ("csv", CSV_SUFFIXES), ("bib", BIB_SUFFIXES),
+                           ("tex", TEX_SUFFIXES)):
+        if name.endswith(suffixes):
+            return kind
     return None
 
 
-def _read_located(paths: list[Path], warn: Warn) -> Iterator[tuple[Paper, str]]:
+def _files(paths: list[Path]) -> Iterator[tuple[Path, str]]:
+    """(file, id of a .tex paper) for every corpus file: given files as they are, directories walked in a
+    stable order (a folder's files before its subfolders, hidden folders skipped); .tex ids are paths
+    relative to the directory given."""
     for path in paths:
-        if path.is_dir():
-            yield from _read_directory(path, warn)
-        else:
-            reader = _reader_for(path)
-            assert reader is not None  # _checked_paths refused the others
-            yield from reader(path, warn)
+        if not path.is_dir():
+            yield path, path.name
+            continue
+        for folder, dirnames, filenames in os.walk(path):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIPPED_DIRS)
+            for filename in sorted(filenames):
+                found = Path(folder) / filename
+                if not filename.startswith(".") and _kind(found) is not None:
+                    yield found, found.relative_to(path).as_posix()
 
 
-def _read_directory(top: Path, warn: Warn) -> Iterator[tuple[Paper, str]]:
-    """Every corpus file under `top` (hidden folders skipped), in a stable order; .tex ids are relative paths."""
-    for folder, dirnames, filenames in os.walk(top):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIPPED_DIRS)
-        for filename in sorted(filenames):
-            if filename.startswith("."):
+def _read_located(paths: list[Path], warn: Warn, keep: CorpusFilter | None = None) -> Located:
+    """(paper, 'file:line') for every usable record of `paths` that `keep` keeps.
+
+    JSON-lines files are sniffed first, so that Semantic Scholar abstracts files can be loaded into
+    their join table before any papers file is read, wherever they sit in the list.
+    """
+    files: list[tuple[Path, str, str | None]] = []
+    for path, tex_id in _files(paths):
+        layout = None
+        if _kind(path) == "jsonl":
+            try:
+                layout = layouts.sniff(path, lambda message: None)
+            except layouts.UnknownLayout as err:
+                warn(f"{err}; skipped")  # a stray file in a directory; a named one failed in _checked_paths
                 continue
-            path = Path(folder) / filename
-            if filename.lower().endswith(TEX_SUFFIXES):
-                from .latex_sources import read_tex
+        files.append((path, tex_id, layout))
+    abstracts = [path for path, _, layout in files if layout == layouts.S2_ABSTRACTS]
+    store = None
+    if abstracts:
+        if any(layout == layouts.S2_PAPERS for _, _, layout in files):
+            from .semantic_scholar import AbstractStore
 
-                yield from read_tex(path, path.relative_to(top).as_posix(), warn)
-            elif (reader := _reader_for(path)) is not None:
-                yield from reader(path, warn)
+            store = AbstractStore()
+            for path in abstracts:
+                store.add_file(path, warn)
+        else:
+            for path in abstracts:
+                warn(f"{path}: a Semantic Scholar abstracts file is joined to its papers file on corpusid; "
+                     "pass the papers file too; skipped")
+    try:
+        for path, tex_id, layout in files:
+            if layout == layouts.S2_ABSTRACTS:
+                continue
+            for paper, at in _read_file(path, tex_id, layout, warn, store):
+                if keep is None or keep.keeps(paper):
+                    yield paper, at
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _read_file(path: Path, tex_id: str, layout: str | None, warn: Warn, store) -> Located:
+    kind = _kind(path)
+    if kind == "jsonl":
+        if layout in (None, layouts.PROCEEDINGS):
+            return _read_jsonl(path, warn, _proceedings)
+        return _read_jsonl(path, warn, layouts.converter_for(layout, store))
+    if kind == "csv":
+        return _read_csv(path, warn)
+    from .latex_sources import read_bib, read_tex  # LaTeX tooling is loaded only for the corpora that need it
+
+    return read_bib(path, warn) if kind == "bib" else read_tex(path, tex_id, warn)
 
 
 # --- records ----------------------------------------------------------------------------------------
@@ -229,13 +304,21 @@ def _paper_from_record(record: Mapping[str, object], fallback_id: str) -> Paper:
         citations=_number(record.get("citations"), "citations", int),
         date=date,
         references=_names(record.get("references"), "references"),
+        doi=normalise_doi(_text_field(record, "doi")),
+        arxiv_id=normalise_arxiv_id(arxiv) if (arxiv := _text_field(record, "arxiv_id")) else "",
+        categories=_names(record.get("categories"), "categories"),
     )
+
+
+def _proceedings(record: Mapping[str, object], fallback_id: str) -> list[Paper]:
+    return [_paper_from_record(record, fallback_id)]
 
 
 # --- JSONL and CSV ------------------------------------------------------------------------------------
 
 
-def _read_jsonl(path: Path, warn: Warn) -> Iterator[tuple[Paper, str]]:
+def _read_jsonl(path: Path, warn: Warn, convert: layouts.Converter) -> Located:
+    """One record a line, converted by the file's layout; a bad line costs only itself."""
     report, nonblank = FileReport(path, warn), 0
     for lineno, line in decoded_lines(path, warn):
         if not line.strip():
@@ -250,11 +333,15 @@ def _read_jsonl(path: Path, warn: Warn) -> Iterator[tuple[Paper, str]]:
             report.skip(lineno, f"expected a JSON object, found {type(record).__name__}")
             continue
         try:
-            paper = _paper_from_record(record, fallback_id=f"{path.name}:{lineno}")
+            papers = convert(record, f"{path.name}:{lineno}")
         except BadRecord as err:
             report.skip(lineno, str(err))
             continue
-        yield paper, f"{path}:{lineno}"
+        for paper in papers:
+            if isinstance(paper, BadRecord):
+                report.skip(lineno, str(paper))
+            else:
+                yield paper, f"{path}:{lineno}"
     report.close()
     if not nonblank:
         warn(f"{path}: the file is empty")

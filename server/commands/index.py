@@ -21,6 +21,8 @@ def register(sub) -> None:
     index_arg(build)
     build.add_argument("--route", choices=("torch", "onnx-int8", "static"), default="torch",
                        help="embedding route (default: torch; see `peerlint bench index`)")
+    build.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
+                       help="keep only papers with category=PREFIX, venue=NAME, since=DATE or until=DATE (repeatable)")
     build.add_argument("--limit", type=int, default=None, help="index only the first N papers (for trials)")
     build.add_argument("--max-tokens", type=int, default=200, help="chunk size in model tokens (default: 200)")
     build.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -44,7 +46,7 @@ def run_build(args: argparse.Namespace) -> int:
 
     sources = args.corpus or [default_corpus_path()]
     try:
-        papers = load_papers(sources, warn=warn)
+        papers = load_papers(sources, warn=warn, where=args.where)
     except CorpusError as exc:
         raise UserError(str(exc)) from None
     if args.limit:

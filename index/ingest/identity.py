@@ -1,0 +1,214 @@
+"""When two records are the same work: DOI, arXiv id and normalised title, and how they are merged.
+
+Every source spells identifiers its own way (`https://doi.org/10.X`, `doi:10.X`, `arXiv:2104.06237v2`,
+OpenAlex's `10.48550/arxiv.2104.06237` for the arXiv copy of a work), so the pull, the dump readers,
+`load_papers` and the coverage bench all normalise through this one module.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import unicodedata
+from collections.abc import Iterator
+
+from ..papers import Paper
+
+_DOI = re.compile(r"10\.\d{4,9}/\S+", re.IGNORECASE)
+_ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
+_ARXIV_NEW = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(?:v\d+)?(?![\d])")
+_ARXIV_OLD = re.compile(r"([a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?", re.IGNORECASE)
+_ARXIV_HINT = re.compile(r"arxiv|^\s*\d{4}\.\d{4,5}(v\d+)?\s*$|^\s*[a-z\-]+(\.[A-Z]{2})?/\d{7}", re.IGNORECASE)
+PREPRINT_VENUES = ("arxiv", "corr", "biorxiv", "medrxiv", "ssrn", "research square", "preprints", "openreview")
+MIN_TITLE_CHARS = 20  # shorter titles ("Introduction", "Discussion") are too common to identify a work
+
+
+def normalise_doi(value: str | None) -> str:
+    """'https://doi.org/10.1000/ABC' -> '10.1000/abc'; '' when there is no DOI in `value`."""
+    if not value:
+        return ""
+    match = _DOI.search(value.strip())
+    if not match:
+        return ""
+    return match.group(0).rstrip(".,;)]}").lower()
+
+
+def normalise_arxiv_id(value: str | None) -> str:
+    """'arXiv:2104.06237v2', 'https://arxiv.org/abs/2104.06237' or '10.48550/arXiv.2104.06237' -> '2104.06237'.
+
+    Bare strings are accepted only when they look like an arXiv id, so a journal's page range is never one.
+    """
+    if not value:
+        return ""
+    text = value.strip()
+    if doi := _ARXIV_DOI.match(normalise_doi(text) or ""):
+        text = doi.group(1)
+    elif not _ARXIV_HINT.search(text):
+        return ""
+    if match := _ARXIV_NEW.search(text):
+        return match.group(1)
+    if match := _ARXIV_OLD.search(text):
+        return match.group(1).lower()
+    return ""
+
+
+def normalise_title(title: str | None) -> str:
+    """Lower-case ASCII words of a title: accents, LaTeX commands, braces and punctuation dropped."""
+    if not title:
+        return ""
+    text = re.sub(r"\\[a-zA-Z]+|[{}$]", "", title)
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+
+def surname(name: str) -> str:
+    """The family name of 'First Last', 'Last, First' or 'F. van Last' as a lower-case ASCII word."""
+    name = name.strip()
+    if "," in name:
+        family = name.split(",", 1)[0]
+    else:
+        parts = name.split()
+        family = parts[-1] if parts else ""
+        if family.lower().rstrip(".") in ("jr", "sr", "ii", "iii", "iv") and len(parts) > 1:
+            family = parts[-2]
+    return normalise_title(family).replace(" ", "")
+
+
+def is_preprint_venue(venue: str) -> bool:
+    low = venue.lower()
+    return any(word in low for word in PREPRINT_VENUES)
+
+
+def identity_keys(paper: Paper) -> Iterator[str]:
+    """The keys under which `paper` is the same work as another: 'doi:…', 'arxiv:…', 'title:…'."""
+    doi = normalise_doi(paper.doi)
+    if doi and not _ARXIV_DOI.match(doi):
+        yield f"doi:{doi}"
+    if arxiv := paper.arxiv_id or (normalise_arxiv_id(doi) if doi else ""):
+        yield f"arxiv:{arxiv}"
+    title = normalise_title(paper.title)
+    if len(title) >= MIN_TITLE_CHARS:
+        yield f"title:{title}"
+
+
+def same_work(a: Paper, b: Paper, key: str) -> bool:
+    """Whether two records sharing `key` are one work.
+
+    DOI and arXiv id decide alone. A shared title is enough only when nothing contradicts it: no
+    differing DOIs or arXiv ids, and the same venue unless one is a preprint server or unknown; so an
+    ICLR submission and the ICML paper of the same title (17 pairs in the shipped corpus) stay two.
+    """
+    if not key.startswith("title:"):
+        return True
+    if a.doi and b.doi and normalise_doi(a.doi) != normalise_doi(b.doi):
+        return False
+    if a.arxiv_id and b.arxiv_id and a.arxiv_id != b.arxiv_id:
+        return False
+    venue_a, venue_b = a.venue.strip().lower(), b.venue.strip().lower()
+    return (not venue_a or not venue_b or venue_a == venue_b
+            or is_preprint_venue(venue_a) or is_preprint_venue(venue_b))
+
+
+def merge(kept: Paper, other: Paper) -> Paper:
+    """`kept` with the blanks filled from `other`: the first record wins every field it has.
+
+    A day-precise date beats a year or month; a published venue beats a preprint server; the citation
+    count is the larger; reference lists are united in order.
+    """
+    changes: dict[str, object] = {}
+    for field in dataclasses.fields(Paper):
+        mine, theirs = getattr(kept, field.name), getattr(other, field.name)
+        if field.name in ("id", "references", "keywords", "categories"):
+            continue
+        if mine in ("", None, ()) and theirs not in ("", None, ()):
+            changes[field.name] = theirs
+    if len(other.date) > len(kept.date) and other.date[:4] == (kept.date[:4] or other.date[:4]):
+        changes["date"] = other.date
+    if kept.venue and other.venue and is_preprint_venue(kept.venue) and not is_preprint_venue(other.venue):
+        changes["venue"] = other.venue
+    if kept.citations is not None and other.citations is not None and other.citations > kept.citations:
+        changes["citations"] = other.citations
+    for name in ("references", "keywords", "categories"):
+        mine, theirs = getattr(kept, name), getattr(other, name)
+        if theirs and set(theirs) - set(mine):
+            changes[name] = tuple(dict.fromkeys((*mine, *theirs)))
+    return dataclasses.replace(kept, **changes) if changes else kept
+
+
+class PaperSet:
+    """Papers deduplicated by id, DOI, arXiv id and title as they arrive, with merges counted.
+
+    `add` answers what happened to a record: 'new', 'merged' (it matched a kept paper and filled some of
+    its blanks), 'duplicate' (it matched and added nothing) or 'duplicate-id'. The merged-away ids are
+    kept as aliases, so `papers()` can point reference lists at the surviving ids.
+
+    With `title_needs_other_source`, a title alone merges only records of different sources (files):
+    one corpus file listing two works under one title means two works.
+    """
+
+    def __init__(self, title_needs_other_source: bool = False) -> None:
+        self.title_needs_other_source = title_needs_other_source
+        self._sources: dict[object, int] = {}
+        self._source_of: list[int] = []
+        self._papers: list[Paper] = []
+        self._by_id: dict[str, int] = {}
+        self._by_key: dict[int, int] = {}  # hash(key): a million papers' keys as ints, not strings
+        self.aliases: dict[str, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._papers)
+
+    def find(self, paper: Paper, source: object = None) -> tuple[int, str] | None:
+        """(position, key) of the kept paper `paper` is the same work as, if any."""
+        source_no = self._sources.get(source, -1)
+        for key in identity_keys(paper):
+            pos = self._by_key.get(hash(key))
+            if pos is None or not same_work(self._papers[pos], paper, key):
+                continue
+            if key.startswith("title:") and self.title_needs_other_source and self._source_of[pos] == source_no:
+                continue
+            return pos, key
+        return None
+
+    def add(self, paper: Paper, source: object = None) -> tuple[str, Paper | None, str]:
+        """Keep `paper` or merge it; returns (outcome, the kept paper it matched or None, the matching key)."""
+        if (pos := self._by_id.get(paper.id)) is not None:
+            return "duplicate-id", self._papers[pos], f"id:{paper.id}"
+        found = self.find(paper, source)
+        if found is None:
+            pos = len(self._papers)
+            self._source_of.append(self._sources.setdefault(source, len(self._sources)))
+            self._papers.append(paper)
+            self._by_id[paper.id] = pos
+            self._index(paper, pos)
+            return "new", None, ""
+        pos, key = found
+        before = self._papers[pos]
+        merged = merge(before, paper)
+        self.aliases[paper.id] = before.id
+        self._by_id.setdefault(paper.id, pos)
+        if merged is before:
+            return "duplicate", before, key
+        self._papers[pos] = merged
+        self._index(merged, pos)
+        return "merged", before, key
+
+    def _index(self, paper: Paper, pos: int) -> None:
+        for key in identity_keys(paper):
+            self._by_key.setdefault(hash(key), pos)
+
+    def get(self, paper_id: str) -> Paper | None:
+        pos = self._by_id.get(paper_id)
+        return None if pos is None else self._papers[pos]
+
+    def papers(self) -> list[Paper]:
+        """The kept papers in arrival order, references to merged-away ids pointed at the kept ones."""
+        if not self.aliases:
+            return list(self._papers)
+        out = []
+        for paper in self._papers:
+            if paper.references and any(ref in self.aliases for ref in paper.references):
+                refs = tuple(dict.fromkeys(self.aliases.get(ref, ref) for ref in paper.references))
+                paper = dataclasses.replace(paper, references=refs)
+            out.append(paper)
+        return out
