@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import os
-import sqlite3
 import time
 import uuid
 from dataclasses import dataclass
@@ -15,7 +13,9 @@ from typing import Sequence
 import numpy as np
 
 from .hashing import text_hash
+from .embedding.cache import EmbeddingCache
 from .embedding.embedder import DIM, Embedder
+from .embedding.prebuilt import seed_cache
 from .entities import write_entities
 from .papers import Paper
 from .progress import Progress
@@ -28,71 +28,10 @@ class BuildReport:
     papers: int
     chunks: int
     embedded: int  # chunks whose vectors were computed in this run
-    cached: int  # chunks whose vectors came from the content-hash cache
+    cached: int  # chunks whose vectors came from the content-hash cache (or the shipped vectors)
     seconds: float
     embed_seconds: float
-
-
-class EmbeddingCache:
-    """Chunk vectors keyed by (model, text hash), so a rebuild embeds only new text."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        try:
-            self.db = self._connect()
-        except sqlite3.DatabaseError:
-            path.replace(path.with_suffix(".corrupt"))
-            self.db = self._connect()
-
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("CREATE TABLE IF NOT EXISTS vec (model TEXT, hash TEXT, v BLOB, PRIMARY KEY (model, hash))")
-        db.execute("CREATE TABLE IF NOT EXISTS spans (hash TEXT, max_tokens INTEGER, spans TEXT, PRIMARY KEY (hash, max_tokens))")
-        return db
-
-    def get_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
-        unique = list(dict.fromkeys(hashes))
-        for i in range(0, len(unique), 500):
-            part = unique[i : i + 500]
-            rows = self.db.execute(
-                f"SELECT hash, v FROM vec WHERE model = ? AND hash IN ({','.join('?' * len(part))})", (model, *part)
-            ).fetchall()
-            for h, blob in rows:
-                vec = np.frombuffer(blob, dtype=np.float16)
-                if vec.shape == (DIM,):
-                    found[h] = vec.astype(np.float32)
-        return found
-
-    def put_vectors(self, model: str, items: dict[str, np.ndarray]) -> None:
-        with self.db:
-            self.db.executemany(
-                "INSERT OR REPLACE INTO vec VALUES (?,?,?)",
-                [(model, h, v.astype(np.float16).tobytes()) for h, v in items.items()],
-            )
-
-    def get_spans(self, hashes: Sequence[str], max_tokens: int) -> dict[str, list[tuple[int, int]]]:
-        found: dict[str, list[tuple[int, int]]] = {}
-        unique = list(dict.fromkeys(hashes))
-        for i in range(0, len(unique), 500):
-            part = unique[i : i + 500]
-            rows = self.db.execute(
-                f"SELECT hash, spans FROM spans WHERE max_tokens = ? AND hash IN ({','.join('?' * len(part))})",
-                (max_tokens, *part),
-            ).fetchall()
-            found.update({h: [tuple(s) for s in json.loads(js)] for h, js in rows})
-        return found
-
-    def put_spans(self, items: dict[str, list[tuple[int, int]]], max_tokens: int) -> None:
-        with self.db:
-            self.db.executemany(
-                "INSERT OR REPLACE INTO spans VALUES (?,?,?)",
-                [(h, max_tokens, json.dumps(s)) for h, s in items.items()],
-            )
-
-    def close(self) -> None:
-        self.db.close()
+    notice: str = ""  # one line for the user, e.g. why the shipped vectors could not be used
 
 
 def chunk_papers(papers: Sequence[Paper], embedder: Embedder, cache: EmbeddingCache, max_tokens: int,
@@ -133,6 +72,7 @@ def build_index(papers: Sequence[Paper], root: Path | str, embedder: Embedder | 
     embedder = embedder or Embedder()
     cache = EmbeddingCache(root / "embeddings.sqlite")
     try:
+        seeded = seed_cache(cache, embedder.model_id, max_tokens, [p.text for p in papers])
         content_hashes, rows, texts = chunk_papers(papers, embedder, cache, max_tokens, show_progress)
         hashes = [r[3] for r in rows]
         vectors_by_hash = cache.get_vectors(embedder.model_id, hashes)
@@ -159,7 +99,7 @@ def build_index(papers: Sequence[Paper], root: Path | str, embedder: Embedder | 
     finally:
         cache.close()
     return BuildReport(str(root), len(papers), len(rows), len(missing), len(rows) - len(missing),
-                       time.perf_counter() - t0, embed_seconds)
+                       time.perf_counter() - t0, embed_seconds, seeded.notice)
 
 
 def default_index_path() -> Path:

@@ -63,6 +63,8 @@ def run_build(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     except OSError as exc:
         raise UserError(f"cannot write the index at {root} ({exc.strerror or exc}): choose another --index") from None
+    if report.notice:
+        warn(report.notice)
     if args.json:
         print(json.dumps(report.__dict__))
     else:

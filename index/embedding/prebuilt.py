@@ -1,0 +1,154 @@
+"""Vectors of the shipped corpus, shipped with it, so the default index embeds nothing on a fresh machine.
+
+Pyserini users expect prebuilt indexes; here the expensive part of a build is embedding ~25k
+chunks (~14 minutes on two cores), so the package ships those chunk vectors and each paper's
+chunk spans, keyed by the embedding model id and by text hash.  A build seeds its embedding
+cache from this file: chunks whose text is unchanged reuse the shipped vector, edited or added
+papers are embedded as usual, and another model (route) embeds everything, with one notice.
+The vectors are float16, exactly what the embedding cache stores, so nothing is lost.
+
+Regenerate after changing the corpus, the model or the chunking (from a built default index):
+    python -m peerlint.index.embedding.prebuilt --index ~/.local/share/peerlint/index
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from ..hashing import text_hash
+
+log = logging.getLogger(__name__)
+
+SHIPPED = Path(__file__).resolve().parents[1] / "data" / "proceedings-vectors.npz"
+FORMAT = 1
+
+
+class _Cache(Protocol):
+    """The part of `EmbeddingCache` this module reads and fills."""
+
+    def get_spans(self, hashes: Sequence[str], max_tokens: int) -> dict[str, list[tuple[int, int]]]: ...
+    def put_spans(self, items: dict[str, list[tuple[int, int]]], max_tokens: int) -> None: ...
+    def get_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
+    def put_vectors(self, model: str, items: dict[str, np.ndarray]) -> None: ...
+
+
+@dataclass(frozen=True)
+class Seeded:
+    """What a build took from the shipped file; `notice` is one line for the user, or empty."""
+
+    spans: int = 0
+    vectors: int = 0
+    notice: str = ""
+
+
+@dataclass(frozen=True)
+class ShippedVectors:
+    model: str
+    max_tokens: int
+    content_hashes: list[str]  # per paper text
+    spans: list[list[tuple[int, int]]]  # per paper text: its chunks' character spans
+    chunk_hashes: list[str]
+    vectors: np.ndarray  # float16, one row per chunk hash
+
+    @classmethod
+    def load(cls, path: Path = SHIPPED) -> "ShippedVectors | None":
+        """The shipped file, or None (with a log line) when it is missing or unreadable."""
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                if int(z["format"]) != FORMAT:
+                    log.warning("%s has format %s, expected %s: ignored", path, int(z["format"]), FORMAT)
+                    return None
+                bounds = z["span_bounds"]
+                flat = z["spans"].tolist()
+                spans = [[tuple(s) for s in flat[bounds[i]:bounds[i + 1]]] for i in range(len(bounds) - 1)]
+                return cls(str(z["model"]), int(z["max_tokens"]), [h.hex() for h in z["content_hashes"]], spans,
+                           [h.hex() for h in z["chunk_hashes"]], z["vectors"])
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+            log.warning("shipped vectors %s cannot be read (%s): embedding instead", path, exc)
+            return None
+
+
+def seed_cache(cache: _Cache, model: str, max_tokens: int, texts: Sequence[str], path: Path = SHIPPED) -> Seeded:
+    """Copy into `cache` the shipped spans and vectors of these paper texts that the cache lacks."""
+    shipped = ShippedVectors.load(path) if texts else None
+    if shipped is None or shipped.max_tokens != max_tokens:
+        return Seeded()
+    by_hash = {text_hash(t): t for t in texts}
+    mine = [(h, s) for h, s in zip(shipped.content_hashes, shipped.spans) if h in by_hash]
+    known = cache.get_spans([h for h, _ in mine], max_tokens)
+    cache.put_spans({h: s for h, s in mine if h not in known}, max_tokens)
+    if not mine:
+        return Seeded()
+    if shipped.model != model:
+        return Seeded(len(mine), 0, f"the shipped vectors are for {shipped.model}, not {model}: embedding every chunk")
+    wanted = {text_hash(by_hash[h][a:b]) for h, spans in mine for a, b in spans}
+    row = {h: i for i, h in enumerate(shipped.chunk_hashes) if h in wanted}
+    have = cache.get_vectors(model, list(row))
+    fresh = {h: shipped.vectors[i].astype(np.float32) for h, i in row.items() if h not in have}
+    cache.put_vectors(model, fresh)
+    return Seeded(len(mine) - len(known), len(fresh))
+
+
+def export(cache: _Cache, model: str, max_tokens: int, content_hashes: Sequence[str], chunk_hashes: Sequence[str],
+           out: Path) -> int:
+    """Write the shipped file from a built index's cache; returns the number of chunk vectors written."""
+    spans = cache.get_spans(content_hashes, max_tokens)
+    vectors = cache.get_vectors(model, chunk_hashes)
+    missing = [h for h in chunk_hashes if h not in vectors]
+    if missing or len(spans) < len(set(content_hashes)):
+        raise ValueError(f"the cache lacks {len(missing)} vectors and {len(set(content_hashes)) - len(spans)} span "
+                         "lists: build the default index first")
+    papers = list(dict.fromkeys(content_hashes))
+    chunks = list(dict.fromkeys(chunk_hashes))
+    bounds = np.cumsum([0] + [len(spans[h]) for h in papers])
+    flat = np.asarray([s for h in papers for s in spans[h]], dtype=np.int32).reshape(-1, 2)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp.npz")
+    np.savez_compressed(tmp, format=np.int32(FORMAT), model=np.str_(model), max_tokens=np.int32(max_tokens),
+                        content_hashes=np.asarray([bytes.fromhex(h) for h in papers], dtype="S16"),
+                        span_bounds=bounds.astype(np.int32), spans=flat,
+                        chunk_hashes=np.asarray([bytes.fromhex(h) for h in chunks], dtype="S16"),
+                        vectors=np.stack([vectors[h] for h in chunks]).astype(np.float16))
+    tmp.replace(out)
+    return len(chunks)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from ..ingest.load import default_corpus_path, load_papers
+    from .cache import EmbeddingCache
+    from .embedder import Embedder
+
+    parser = argparse.ArgumentParser(prog="python -m peerlint.index.embedding.prebuilt",
+                                     description="Write the shipped corpus's chunk vectors from a built default index.")
+    parser.add_argument("--index", type=Path, required=True, help="a built index of the shipped corpus")
+    parser.add_argument("--out", type=Path, default=SHIPPED)
+    parser.add_argument("--max-tokens", type=int, default=200)
+    args = parser.parse_args(argv)
+    papers = load_papers([default_corpus_path()], warn=lambda m: None)
+    content = [text_hash(p.text) for p in papers]
+    cache = EmbeddingCache(args.index / "embeddings.sqlite")
+    try:
+        spans = cache.get_spans(content, args.max_tokens)
+        chunks = [text_hash(p.text[a:b]) for p, h in zip(papers, content) for a, b in spans.get(h, [])]
+        n = export(cache, Embedder().model_id, args.max_tokens, content, chunks, args.out)
+    except ValueError as exc:
+        print(f"peerlint: error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        cache.close()
+    print(f"wrote {n} chunk vectors of {len(papers)} papers to {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

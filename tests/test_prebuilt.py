@@ -1,0 +1,81 @@
+"""Shipped chunk vectors: a build of the shipped corpus embeds nothing; edited text and other models still embed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from peerlint.index.embedding.cache import EmbeddingCache
+from peerlint.index.embedding.prebuilt import SHIPPED, ShippedVectors, export, seed_cache
+from peerlint.index.hashing import text_hash
+
+TEXTS = ["Dual encoders retrieve passages. Cross-encoders rerank them.", "Batch norm helps autoencoders."]
+SPANS = [[(0, 31), (32, 60)], [(0, 30)]]
+
+
+def _filled_cache(path, model="m@torch"):
+    cache = EmbeddingCache(path)
+    cache.put_spans({text_hash(t): s for t, s in zip(TEXTS, SPANS)}, 200)
+    rng = np.random.default_rng(0)
+    chunks = [text_hash(t[a:b]) for t, spans in zip(TEXTS, SPANS) for a, b in spans]
+    cache.put_vectors(model, {h: rng.standard_normal(384).astype(np.float32) for h in chunks})
+    return cache, chunks
+
+
+def test_export_then_seed_gives_the_same_vectors(tmp_path):
+    source, chunks = _filled_cache(tmp_path / "a.sqlite")
+    out = tmp_path / "vectors.npz"
+    assert export(source, "m@torch", 200, [text_hash(t) for t in TEXTS], chunks, out) == 3
+    fresh = EmbeddingCache(tmp_path / "b.sqlite")
+    seeded = seed_cache(fresh, "m@torch", 200, TEXTS, path=out)
+    assert (seeded.vectors, seeded.notice) == (3, "")
+    assert fresh.get_spans([text_hash(TEXTS[0])], 200) == {text_hash(TEXTS[0]): SPANS[0]}
+    want, got = source.get_vectors("m@torch", chunks), fresh.get_vectors("m@torch", chunks)
+    assert all(np.array_equal(want[h], got[h]) for h in chunks)
+    assert seed_cache(fresh, "m@torch", 200, TEXTS, path=out).vectors == 0  # already there: nothing copied twice
+
+
+def test_edited_text_other_model_and_other_chunking_are_not_seeded(tmp_path):
+    source, chunks = _filled_cache(tmp_path / "a.sqlite")
+    out = tmp_path / "vectors.npz"
+    export(source, "m@torch", 200, [text_hash(t) for t in TEXTS], chunks, out)
+    edited = EmbeddingCache(tmp_path / "c.sqlite")
+    assert seed_cache(edited, "m@torch", 200, [TEXTS[0] + " Edited."], path=out).vectors == 0
+    other = EmbeddingCache(tmp_path / "d.sqlite")
+    seeded = seed_cache(other, "m@onnx-int8", 200, TEXTS, path=out)
+    assert seeded.vectors == 0 and "m@torch" in seeded.notice and "m@onnx-int8" in seeded.notice
+    assert other.get_vectors("m@onnx-int8", chunks) == {}
+    assert seed_cache(EmbeddingCache(tmp_path / "e.sqlite"), "m@torch", 120, TEXTS, path=out).vectors == 0
+
+
+def test_missing_or_damaged_file_means_embedding_as_before(tmp_path):
+    cache = EmbeddingCache(tmp_path / "a.sqlite")
+    assert seed_cache(cache, "m@torch", 200, TEXTS, path=tmp_path / "none.npz").vectors == 0
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"PK\x03\x04 not a zip")
+    assert seed_cache(cache, "m@torch", 200, TEXTS, path=bad).notice == ""
+    with pytest.raises(ValueError, match="build the default index first"):
+        export(cache, "m@torch", 200, [text_hash(t) for t in TEXTS], ["00" * 16], tmp_path / "x.npz")
+
+
+@pytest.mark.skipif(not SHIPPED.exists(), reason="no shipped vectors in this checkout")
+def test_building_shipped_papers_embeds_nothing(tmp_path):
+    from peerlint.index.build import build_index
+    from peerlint.index.embedding.embedder import Embedder
+    from peerlint.index.ingest.load import default_corpus_path, load_papers
+    from peerlint.index.store import open_index
+
+    class NoEncoding(Embedder):
+        def encode(self, texts, progress=None):
+            raise AssertionError(f"embedded {len(texts)} chunks that the shipped vectors hold")
+
+        def split_many(self, texts, max_tokens=200):
+            raise AssertionError("tokenized papers whose spans are shipped")
+
+    papers = load_papers([default_corpus_path()], warn=lambda m: None)[:300]
+    report = build_index(papers, tmp_path / "index", NoEncoding(), show_progress=False)
+    assert (report.embedded, report.notice) == (0, "")
+    assert report.cached == report.chunks > 300
+    shipped = ShippedVectors.load()
+    assert shipped is not None and shipped.model == Embedder().model_id
+    assert len(open_index(tmp_path / "index")) == 300
