@@ -193,7 +193,7 @@ def item_spans(source: str) -> list[ItemSpan]:
     from ..latex import tables as T
     from ..latex.blocks import split_blocks
 
-    tables = T.build_tables((), (), tuple(sorted(T.learn_text_macros(source).items())))
+    tables = T.build_tables((), (), ())
     masked, blocks = split_blocks(source)
     spans: list[ItemSpan] = []
 

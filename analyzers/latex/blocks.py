@@ -2,8 +2,13 @@
 
 `split_blocks` cuts at blank lines that lie outside every matched group and environment, and at
 `\\begin{document}` / `\\end{document}` (text after the latter is ignored).  Verbatim-like
-environments, `comment` environments and `\\iffalse ... \\fi` are blanked out (replaced by
-spaces in a masked copy of the same length, so offsets stay exact).
+environments, `comment` environments and the branches of conditionals that are false are
+blanked out (replaced by spaces in a masked copy of the same length, so offsets stay exact).
+
+The same pass reads the file's definitions into a `Definitions` (the caller's, shared by the
+files of a project): definitions apply to the whole file and to the files read after it, and
+decide conditionals: `\\iffalse`, `\\iftrue`, `\\newif\\ifX` switches set by `\\Xtrue` /
+`\\Xfalse`, and `\\if\\X1` where `\\def\\X{0}`.  A conditional it cannot decide is left alone.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from . import tables as T
+from .macros import DEFINITION_COMMANDS, DefinitionReader, Definitions
 
 
 @dataclass(frozen=True)
@@ -29,14 +35,18 @@ _TOKENS = re.compile(
     r"|(?P<end>\\end[ \t]*\{(?P<ename>[^{}\\\r\n]*)\})"
     r"|(?P<verb>\\(?:verb|lstinline)(?![a-zA-Z@])\*?)"
     r"|(?P<url>\\(?:url|nolinkurl|path|href)(?![a-zA-Z@])[ \t]*\{[^{}\r\n]*\})"
-    r"|(?P<iffalse>\\iffalse(?![a-zA-Z@]))"
+    r"|(?P<define>\\(?:" + "|".join(DEFINITION_COMMANDS) + r")(?![a-zA-Z@]))"
+    r"|(?P<cond>\\if[a-zA-Z@]*(?![a-zA-Z@]))"
+    r"|(?P<switch>\\(?P<sname>[a-zA-Z@]+)(?P<svalue>true|false)(?![a-zA-Z@]))"
     r"|(?P<comment>%[^\r\n]*)"
     r"|(?P<open>\{)"
     r"|(?P<close>\})"
     r"|(?P<blank>(?:\r\n|\r(?!\n)|\n)[ \t\f\v]*(?:\r\n|\r(?!\n)|\n)(?:[ \t\f\v]*(?:\r\n|\r(?!\n)|\n))*)"
     r")"
 )
-_IF_FI = re.compile(r"\\(if[a-zA-Z@]*|fi)(?![a-zA-Z@])")
+# what opens and closes conditionals; `\\newif\\ifX` and `\\ifthenelse{...}`-like commands open none
+_IF_ELSE_FI = re.compile(r"%[^\r\n]*|\\newif\s*\\if[a-zA-Z@]*|\\(if[a-zA-Z@]*|else|fi)(?![a-zA-Z@])(?!\s*\{)")
+_TEX_TOKEN = re.compile(r"\s*(\\[a-zA-Z@]+|\\.|[^\s\\{}%])")
 
 
 def _line_end(s: str, p: int) -> int:
@@ -60,17 +70,49 @@ def _verb_end(s: str, p: int) -> int | None:
     return None
 
 
-def _fi_end(s: str, p: int) -> int:
-    """End of the `\\fi` closing a conditional opened just before p (nested ones counted)."""
-    depth = 1
-    while True:
-        f = _IF_FI.search(s, p)
-        if f is None:
-            return len(s)
-        p = f.end()
-        depth += 1 if f.group(1) != "fi" else -1
-        if depth == 0:
-            return p
+def _branches(s: str, p: int) -> tuple[tuple[int, int] | None, tuple[int, int]]:
+    """(`\\else` span or None, `\\fi` span) of a conditional whose test ends at p, nested ones
+    counted; a conditional never closed runs to the end of the text."""
+    depth, else_span = 1, None
+    for m in _IF_ELSE_FI.finditer(s, p):
+        word = m.group(1)
+        if word is None:
+            continue
+        if word == "fi":
+            depth -= 1
+            if depth == 0:
+                return else_span, (m.start(), m.end())
+        elif word == "else":
+            if depth == 1 and else_span is None:
+                else_span = (m.start(), m.end())
+        else:
+            depth += 1
+    return else_span, (len(s), len(s))
+
+
+def _char_of(token: str, scope: Definitions) -> str | None:
+    if token.startswith("\\"):
+        return scope.char_value(token[1:])
+    return token
+
+
+def _decide(s: str, m: re.Match, scope: Definitions) -> tuple[bool | None, int]:
+    """(value or None if unknown, end of the test) of the conditional token m."""
+    name = m.group()[3:]
+    if name == "false":
+        return False, m.end()
+    if name == "true":
+        return True, m.end()
+    if name in scope.switches:
+        return scope.switches[name], m.end()
+    if name == "":  # \if<token><token>: compares two characters
+        a = _TEX_TOKEN.match(s, m.end())
+        b = _TEX_TOKEN.match(s, a.end()) if a else None
+        if a and b:
+            x, y = _char_of(a.group(1), scope), _char_of(b.group(1), scope)
+            if x is not None and y is not None:
+                return x == y, b.end()
+    return None, m.end()
 
 
 @dataclass
@@ -84,6 +126,7 @@ class _Scan:
     blanks: list[tuple[int, int, int, int]] = field(default_factory=list)  # start, end, open braces, open envs
     doc_begin: tuple[int, int] | None = None
     doc_end: tuple[int, int] | None = None
+    later: list[tuple[int, int]] = field(default_factory=list)  # masks ahead (`\\else...\\fi` of a true test), innermost last
 
     def begin(self, name: str, a: int, b: int) -> None:
         if name == "document":
@@ -104,11 +147,15 @@ class _Scan:
                     break
 
 
-def _scan(s: str) -> _Scan:
+def _scan(s: str, scope: Definitions) -> _Scan:
     scan = _Scan()
+    reader = DefinitionReader(s)
     skip = 0
     for m in _TOKENS.finditer(s):
         a = m.start()
+        while scan.later and a >= scan.later[-1][0]:
+            scan.masks.append(scan.later.pop())
+            skip = max(skip, scan.masks[-1][1])
         if a < skip:
             continue
         kind = m.lastgroup
@@ -130,11 +177,35 @@ def _scan(s: str) -> _Scan:
             scan.end(m.group("ename").strip(), a, m.end())
         elif kind == "verb":
             skip = _verb_end(s, m.end()) or skip
-        elif kind == "iffalse":
-            skip = _fi_end(s, m.end())
-            scan.masks.append((a, skip))
+        elif kind == "define":
+            definition, command, skip = reader.read(a)
+            if definition is not None:
+                scope.add(definition, command)
+        elif kind == "switch":
+            if m.group("sname") in scope.switches:
+                scope.set_switch(m.group("sname"), m.group("svalue") == "true")
+        elif kind == "cond":
+            skip = max(skip, _conditional(s, m, scope, scan))
         # esc, comment, url: nothing to do
+    scan.masks.extend(reversed(scan.later))  # a true branch whose \\else runs to the end
     return scan
+
+
+def _conditional(s: str, m: re.Match, scope: Definitions, scan: _Scan) -> int:
+    """Masks the branch a decidable conditional does not take; returns where scanning resumes."""
+    value, test_end = _decide(s, m, scope)
+    if value is None:
+        return 0
+    else_span, fi_span = _branches(s, test_end)
+    if value:
+        scan.masks.append((m.start(), test_end))
+        scan.later.append((else_span[0], fi_span[1]) if else_span else fi_span)
+        return test_end
+    stop = else_span[1] if else_span else fi_span[1]
+    scan.masks.append((m.start(), stop))
+    if else_span:
+        scan.later.append(fi_span)
+    return stop
 
 
 def _cuts(scan: _Scan, in_preamble: bool | None) -> list[tuple[int, int, str]]:
@@ -190,15 +261,16 @@ def _masked(s: str, masks: list[tuple[int, int]]) -> str:
     return "".join(parts)
 
 
-def split_blocks(source: str, in_preamble: bool | None = None) -> tuple[str, list[Block]]:
+def split_blocks(source: str, in_preamble: bool | None = None,
+                 scope: Definitions | None = None) -> tuple[str, list[Block]]:
     """Return (masked source, blocks).  The masked source has the same length as `source`;
     verbatim-like regions are replaced by spaces so that offsets stay exact.
 
     A blank line splits blocks when no *matched* brace pair or environment is open there:
     an unclosed `{` or `\\begin{x}` (common while typing) does not glue the rest of the
-    document into one block.
+    document into one block.  `scope` receives the file's definitions (see the module docstring).
     """
-    scan = _scan(source)
+    scan = _scan(source, scope if scope is not None else Definitions())
     preamble = (scan.doc_begin is not None) if in_preamble is None else in_preamble
     blocks = _blocks(source, _cuts(scan, in_preamble), preamble)
     return _masked(source, scan.masks), blocks

@@ -24,8 +24,14 @@ What becomes prose
     (except `\\title` and `\\abstract`) are dropped.  `\\emph{...}` and unknown commands keep
     the text of their braced arguments; `~` is a space, `\\%` is "%", ``` `` ``` and `''` are
     '"', `--`/`---` are en/em dashes, accents are composed (`\\'e` -> "é").
-  * Zero-argument macros with a plain-text body (`\\newcommand{\\method}{FooNet\\xspace}`) are
-    replaced by their text, so custom names are not reported as unknown words.
+  * The project's own macros are expanded (`macros.py`): `\\newcommand`, `\\renewcommand`,
+    `\\providecommand`, `\\DeclareRobustCommand`, `\\def` with simple parameters,
+    `\\newenvironment`, `\\DeclareMathOperator`, with arguments, optional arguments and their
+    defaults, nested macros and `\\xspace`; a macro with an empty body, or one that drops its
+    argument, drops it from the prose too, and author-note macros (`\\todo`-like) are left out.
+    Expansion is bounded (`macros.MAX_EXPANSION_DEPTH`, `MAX_EXPANSIONS`): a recursive
+    definition gives one warning.  Definitions apply to their whole file and the files read
+    after it, and decide `\\ifX` conditionals (`blocks.py`).
 
 Offsets: `Chunk.offsets[i]` is the source index of `text[i]`; characters that stand for
 something else (a placeholder, an accent, the space that replaces a newline) map to the start
@@ -66,7 +72,8 @@ from pylatexenc.latexwalker import LatexWalkerError
 from . import tables as T
 from .blocks import split_blocks
 from .positions import LineIndex, line_index, offset_to_position, position_to_offset, span_range
-from .text import BibResource, Event, Include, Para, crude_block
+from .macros import Definitions
+from .text import BibResource, Event, Include, Notice, Package, Para, crude_block
 from .walker import walk_block
 from ..types import Chunk, Position
 
@@ -102,11 +109,25 @@ class ParseOptions:
         if self.max_tokens < 1:
             raise ValueError(f"peerlint: max_tokens must be at least 1, not {self.max_tokens}.")
 
-    def tables(self, learned: dict[str, str] | None = None) -> T.Tables:
-        macros = dict(learned or {})
-        macros.update(self.macros)
+    def tables(self, definitions: Definitions | None = None) -> T.Tables:
         return T.build_tables(tuple(sorted(self.commands.items())), tuple(sorted(self.environments.items())),
-                              tuple(sorted(macros.items())))
+                              tuple(sorted(self.macros.items())), definitions.key() if definitions else ((), (), ()))
+
+
+class TablesFor:
+    """The tables for `options` and the definitions read so far, rebuilt only when those change."""
+
+    def __init__(self, options: ParseOptions, scope: Definitions):
+        self.options = options
+        self.scope = scope
+        self.version = -1
+        self.tables: T.Tables | None = None
+
+    def __call__(self) -> T.Tables:
+        if self.tables is None or self.version != self.scope.version:
+            self.tables = self.options.tables(self.scope)
+            self.version = self.scope.version
+        return self.tables
 
 
 # --- magic comments -------------------------------------------------------------------------
@@ -226,8 +247,9 @@ def _shift(ev: Event, base: int) -> Event:
     return ev
 
 
-def file_events(source: str, tables: Callable[[], T.Tables], in_preamble: bool | None) -> Iterator[tuple[Event, bool]]:
-    """(event, in_preamble) in source order, offsets into `source`; `tables` is asked per block."""
+def file_events(source: str, tables: TablesFor, in_preamble: bool | None) -> Iterator[tuple[Event, bool]]:
+    """(event, in_preamble) in source order, offsets into `source`.  The file's definitions go to
+    `tables.scope` first; `tables` is asked per block (an included file may add definitions)."""
     if len(source) > MAX_WALK_CHARS:
         log.info("peerlint: %d characters is too long to parse fully; using the regex extractor", len(source))
         start = 0
@@ -240,7 +262,7 @@ def file_events(source: str, tables: Callable[[], T.Tables], in_preamble: bool |
         for ev in crude_block(source[start:], False):
             yield _shift(ev, start), False
         return
-    masked, blocks = split_blocks(source, in_preamble)
+    masked, blocks = split_blocks(source, in_preamble, tables.scope)
     for blk in blocks:
         for ev in _walk_cached(masked[blk.start:blk.end], blk.preamble, tables()):
             yield _shift(ev, blk.start), blk.preamble
@@ -431,9 +453,17 @@ def parse_document(text: str, uri: str, options: ParseOptions | None = None,
                 maker.add(ev, out)
         return out
 
+    def reported(events):
+        said = set()
+        for ev in events:
+            if isinstance(ev, Notice) and ev.message not in said:
+                said.add(ev.message)
+                log.warning("peerlint: %s: %s", uri, ev.message)
+            yield ev
+
     try:
-        tables = options.tables(T.learn_text_macros(text))
-        return chunks_of(ev for ev, _ in file_events(text, lambda: tables, in_preamble))
+        tables = TablesFor(options, Definitions())
+        return chunks_of(reported(ev for ev, _ in file_events(text, tables, in_preamble)))
     except Exception:
         if _STRICT:
             raise
@@ -482,8 +512,8 @@ def selection_chunk(chunks: list[Chunk], source: str, uri: str, start: Position,
 
 
 __all__ = [
-    "BibResource", "Chunk", "ChunkMaker", "ChunkState", "Include", "LineIndex", "MagicComments",
-    "ParseOptions", "estimate_tokens", "selection_chunk", "file_events", "line_index",
+    "BibResource", "Chunk", "ChunkMaker", "ChunkState", "Include", "LineIndex", "MagicComments", "Notice",
+    "Package", "ParseOptions", "TablesFor", "estimate_tokens", "selection_chunk", "file_events", "line_index",
     "offset_to_position", "parse_document", "position_to_offset", "span_range",
     "split_paragraph",
 ]

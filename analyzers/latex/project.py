@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import tables as T
-from .parse import ChunkMaker, ChunkState, ParseOptions, file_events, parse_document
-from .text import BibResource, Include, Para
+from .blocks import split_blocks
+from .macros import Definitions
+from .parse import ChunkMaker, ChunkState, ParseOptions, TablesFor, file_events, parse_document
+from .text import BibResource, Include, Notice, Package, Para
 from ..types import Chunk
 
 log = logging.getLogger(__name__)
@@ -36,6 +37,7 @@ class ProjectParse:
     files: list[Path] = field(default_factory=list)  # every file read, root first, in reading order
     warnings: list[str] = field(default_factory=list)
     bib_files: list[Path] = field(default_factory=list)
+    packages: list[Path] = field(default_factory=list)  # the project's own .sty/.cls, read for definitions
 
 
 def read_file(path: Path) -> str:
@@ -102,39 +104,53 @@ class _ProjectWalk:
         self.read = read
         self.result = ProjectParse(chunks=[])
         self.state = ChunkState()
-        self.learned: dict[str, str] = {}
-        self.tables = options.tables(self.learned)
+        self.scope = Definitions()  # the project's macros, read in reading order
+        self.tables = TablesFor(options, self.scope)
         self.active: set[Path] = set()  # files being read (an include of one of them is a cycle)
         self.seen: set[Path] = set()
-
-    def learn(self, text: str) -> None:
-        """Text macros a file defines apply from that file on (tables are rebuilt when they change)."""
-        new = {k: v for k, v in T.learn_text_macros(text).items() if k not in self.learned}
-        if new:
-            self.learned.update(new)
-            self.tables = self.options.tables(self.learned)
 
     def visit(self, path: Path, text: str, in_preamble: bool | None, depth: int) -> None:
         result = self.result
         self.seen.add(path)
         self.active.add(path)
         result.files.append(path)
-        self.learn(text)
         try:
             maker = ChunkMaker(text, path.as_uri(), self.options, self.state)
-            for ev, pre in file_events(text, lambda: self.tables, in_preamble):
+            for ev, pre in file_events(text, self.tables, in_preamble):
                 if isinstance(ev, Para):
                     maker.add(ev, result.chunks)
                 elif isinstance(ev, BibResource):
                     self.bib_resource(path, ev)
                 elif isinstance(ev, Include):
                     self.include(path, ev, pre, depth)
+                elif isinstance(ev, Package):
+                    self.package(path, ev)
+                elif isinstance(ev, Notice):
+                    self.warn(f"{path.name}: {ev.message}")
         except Exception:
             log.warning("peerlint: failed to parse %s; using the single-file parser", path, exc_info=True)
             result.warnings.append(f"{path.name}: parse error, read without \\input resolution")
             result.chunks.extend(parse_document(text, path.as_uri(), self.options, in_preamble))
         finally:
             self.active.discard(path)
+
+    def warn(self, message: str) -> None:
+        if message not in self.result.warnings:
+            self.result.warnings.append(message)
+
+    def package(self, path: Path, ev: Package) -> None:
+        """A .sty/.cls of the project itself: its definitions count (it has no prose)."""
+        ext = ".cls" if ev.command == "documentclass" else ".sty"
+        for name in ev.names:
+            for cand in dict.fromkeys((_norm(self.root_dir / (name + ext)), _norm(path.parent / (name + ext)))):
+                if cand in self.seen:
+                    break
+                text = _try_read(cand, self.read) if cand.is_file() else None
+                if text is not None:
+                    self.seen.add(cand)
+                    self.result.packages.append(cand)
+                    split_blocks(text, True, self.scope)
+                    break
 
     def bib_resource(self, path: Path, ev: BibResource) -> None:
         for cands in _bib_candidates(ev.command, ev.names, path.parent, self.root_dir):

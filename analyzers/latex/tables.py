@@ -16,7 +16,7 @@ braced groups that follow it (LTeX's default); one without braces is dropped.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from pylatexenc import latexwalker
@@ -29,6 +29,8 @@ from pylatexenc.macrospec import (
     ParsedMacroArgs,
     ParsedVerbatimArgs,
 )
+
+from .macros import EnvDef, MacroDef, definition_specs, machinery, match_brace, note_macros
 
 # Placeholder words that stand in for non-prose material, so sentences stay readable.
 MATH = "[math]"
@@ -180,13 +182,13 @@ _MACRO_ARGS = {
     "subfile": "{", "import": "*{{", "subimport": "*{{", "inputfrom": "{{", "subinputfrom": "{{",
     "includefrom": "{{", "subincludefrom": "{{", "addbibresource": "[{", "addglobalbib": "[{",
     "addsectionbib": "[{", "bibliographystyle": "{", "printbibliography": "[",
-    "newtheorem": "*{[{[", "theoremstyle": "{", "newif": "{", "includepdf": "[{",
+    "newtheorem": "*{[{[", "theoremstyle": "{", "includepdf": "[{",
     "affiliation": "[{", "affil": "[{", "institute": "{", "email": "{", "orcid": "{",
     "address": "{", "captionsetup": "[{", "graphicspath": "{", "lstset": "{",
     "lstinputlisting": "[{", "inputminted": "[{{", "usetikzlibrary": "{", "tikzset": "{",
     "pgfplotsset": "{", "settowidth": "{{", "settoheight": "{{", "newlength": "{",
     "stepcounter": "{", "refstepcounter": "{", "newcounter": "{[", "addtocounter": "{{",
-    "DeclareRobustCommand": "*{[[{", "fontsize": "{{", "pagestyle": "{", "thispagestyle": "{",
+    "fontsize": "{{", "pagestyle": "{", "thispagestyle": "{",
     "pagenumbering": "{", "phantom": "{", "rule": "[{{", "textsuperscript": "{",
     "textsubscript": "{", "marginpar": "[{", "todo": "[{", "foreignlanguage": "[{{",
     "resizebox": "*{{{", "scalebox": "{[{", "raisebox": "{[[{", "geometry": "{",
@@ -208,7 +210,8 @@ _MACRO_ARGS = {
 
 
 class _RawArgParser(MacroStandardArgsParser):
-    """Reads an argument verbatim: `\\verb|...|` (mode "verb") or `\\url{...}` (mode "braced").
+    """Reads an argument verbatim: `\\verb|...|` (mode "verb"), `\\url{...}` (mode "braced") or
+    `\\href[opts]{url}{text}` (mode "href").
 
     Unlike pylatexenc's own verbatim parser it never runs past the end of the input, and a
     `%` inside a URL is not a comment.
@@ -221,20 +224,6 @@ class _RawArgParser(MacroStandardArgsParser):
     def parse_args(self, w, pos, parsing_state=None):
         s, n = w.s, len(w.s)
         p = pos
-        if self.mode == "def":  # \def\name#1#2{body}: skip the name and parameters, then the body
-            while p < n and s[p] in " \t":
-                p += 1
-            m = re.compile(r"\\(?:[a-zA-Z@]+|.)|.", re.S).match(s, p) if p < n else None
-            p = m.end() if m else p
-            brace = s.find("{", p)
-            if brace < 0 or "\n\n" in s[p:brace] or brace - p > 200:
-                return self._empty(w, pos, parsing_state)
-            q = self._match_brace(s, brace)
-            return self._node(w, brace + 1, q, pos, min(q + 1, n), parsing_state, ("{", "}"))
-        if self.mode == "let":  # \let\a=\b
-            m = re.compile(r"\s*(?:\\(?:[a-zA-Z@]+|.)|.)\s*=?\s*(?:\\(?:[a-zA-Z@]+|.)|.)?", re.S).match(s, p)
-            q = m.end() if m else p
-            return self._node(w, p, q, pos, q, parsing_state, None)
         if self.mode == "href":  # \href[opts]{raw URL}{text}
             while p < n and s[p] in " \t":
                 p += 1
@@ -245,7 +234,7 @@ class _RawArgParser(MacroStandardArgsParser):
                 p += 1
             if p >= n or s[p] != "{":
                 return self._empty(w, pos, parsing_state)
-            end = self._match_brace(s, p)
+            end = match_brace(s, p, comments=False)
             url = w.make_node(latexwalker.LatexCharsNode, parsing_state=parsing_state,
                               chars=s[p + 1:end], pos=p + 1, len=end - p - 1)
             stop = min(end + 1, n)
@@ -275,26 +264,8 @@ class _RawArgParser(MacroStandardArgsParser):
             p += 1
         if p >= n or s[p] != "{":
             return self._empty(w, pos, parsing_state)
-        end = self._match_brace(s, p)
+        end = match_brace(s, p, comments=False)
         return self._node(w, p + 1, end, pos, min(end + 1, n), parsing_state, ("{", "}"))
-
-    @staticmethod
-    def _match_brace(s: str, p: int) -> int:
-        """Index of the `}` closing the `{` at p (or len(s) if it is never closed)."""
-        depth, q, n = 0, p, len(s)
-        while q < n:
-            c = s[q]
-            if c == "\\":
-                q += 2
-                continue
-            if c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-                if depth == 0:
-                    return q
-            q += 1
-        return n
 
     def _empty(self, w, pos, parsing_state):
         return self._node(w, pos, pos, pos, pos, parsing_state, None)
@@ -405,34 +376,65 @@ class _FlatContextDb(LatexContextDb):
 
 @dataclass(frozen=True)
 class Tables:
-    """Everything the walker consults, built once per distinct set of user options."""
+    """Everything the walker consults, built once per distinct set of user options and definitions."""
 
     commands: dict[str, UserCommand]
     environments: dict[str, str]
-    macros: dict[str, str]  # zero-argument text macros: name (no backslash) -> replacement text
+    macros: dict[str, str]  # text macros from the settings: name (no backslash) -> replacement text
     context: object  # pylatexenc LatexContextDb
+    definitions: dict[str, MacroDef] = field(default_factory=dict)  # the project's macros that expand
+    env_definitions: dict[str, EnvDef] = field(default_factory=dict)
+    notes: frozenset[str] = frozenset()  # user macros that are author notes: dropped with their arguments
+    aliases: dict[str, str] = field(default_factory=dict)  # name -> the command it stands for
+    templates: dict = field(default_factory=dict, compare=False, repr=False)  # parsed macro bodies
+
+
+# Names the parser itself handles; a project's definition of one of them is not expanded (a
+# `\\renewcommand{\\paragraph}` restyles a heading, it is still a heading).  Text commands and
+# accents (`\\eg`, `\\c`) are the project's to redefine.
+BUILTIN_COMMANDS = frozenset().union(
+    SECTION_COMMANDS, CITE_COMMANDS, NOCITE_COMMANDS, REF_COMMANDS, URL_COMMANDS, FOOTNOTE_COMMANDS,
+    CAPTION_COMMANDS, INCLUDE_COMMANDS, BIB_COMMANDS, KEEP_LAST_COMMANDS, SPACE_COMMANDS, PAR_COMMANDS,
+    IGNORE_COMMANDS, EMPTY_COMMANDS, {"title", "abstract", "item", "verb", "lstinline", "begin", "end"},
+)
+BUILTIN_ENVIRONMENTS = frozenset().union(
+    MATH_ENVIRONMENTS, FLOAT_ENVIRONMENTS, DROP_ENVIRONMENTS, VERBATIM_ENVIRONMENTS, LIST_ENVIRONMENTS,
+    WRAPPER_ENVIRONMENTS, {"abstract", "document"},
+)
+
+
+_KNOWN_TEXT = frozenset(TEXT_COMMANDS) | frozenset(ACCENTS)
 
 
 @lru_cache(maxsize=32)
 def build_tables(commands: tuple[tuple[str, str], ...], environments: tuple[tuple[str, str], ...],
-                 macros: tuple[tuple[str, str], ...]) -> Tables:
+                 macros: tuple[tuple[str, str], ...], definitions: tuple = ((), (), ())) -> Tables:
+    """`definitions` is `Definitions.key()`: the project's (macros, environments, aliases) items."""
     user_cmds = parse_user_commands(dict(commands))
     user_envs = parse_user_environments(dict(environments))
+    own = {name: d for name, d in definitions[0] if name not in BUILTIN_COMMANDS and name not in user_cmds}
+    skip = machinery(own, _KNOWN_TEXT)
+    defs = {name: d for name, d in own.items() if name not in skip}
+    aliases = {a: b for a, b in definitions[2] if a not in BUILTIN_COMMANDS and a not in user_cmds and a != b}
+    env_defs = {name: d for name, d in definitions[1] if name not in BUILTIN_ENVIRONMENTS and name not in user_envs}
     default = get_default_latex_context_db()
     db = _FlatContextDb()
     for cat in default.category_list:
         db.add_context_category(cat, macros=default.d[cat]["macros"].values(),
                                 environments=default.d[cat]["environments"].values(),
                                 specials=default.d[cat]["specials"].values())
+    db.add_context_category(
+        "peerlint-definitions", prepend=True,
+        macros=[MacroSpec(d.name, d.argspec) for d in own.values()],
+        environments=[EnvironmentSpec(d.name, d.argspec) for d in env_defs.values()],
+    )
     macro_specs = [MacroSpec(name, args) for name, args in _MACRO_ARGS.items()]
     macro_specs += [MacroSpec(name, "*[[{") for name in CITE_COMMANDS]
     macro_specs += [MacroSpec(name, args_parser=_RawArgParser("braced")) for name in URL_COMMANDS]
     macro_specs.append(MacroSpec("verb", args_parser=_RawArgParser("verb")))
     macro_specs.append(MacroSpec("href", args_parser=_RawArgParser("href")))
-    for name in ("def", "gdef", "edef", "xdef"):
-        macro_specs.append(MacroSpec(name, args_parser=_RawArgParser("def")))
-    macro_specs.append(MacroSpec("let", args_parser=_RawArgParser("let")))
     macro_specs.append(MacroSpec("lstinline", args_parser=_RawArgParser("verb")))
+    macro_specs += definition_specs()
     env_specs = [EnvironmentSpec(name, args) for name, args in _ENV_ARGS.items()]
     db.add_context_category("peerlint", macros=macro_specs, environments=env_specs, prepend=True)
     db.add_context_category(
@@ -441,31 +443,9 @@ def build_tables(commands: tuple[tuple[str, str], ...], environments: tuple[tupl
         prepend=True,
     )
     db.set_unknown_environment_spec(EnvironmentSpec("", "["))
-    return Tables(user_cmds, user_envs, dict(macros), db.freeze())
-
-
-# --- macros learned from the document -------------------------------------------------------
-
-_SIMPLE_BODY = r"(?:[^{}\\%$#&^_~]|\\(?:xspace|@|/|\ )(?![a-zA-Z])|\\(?:textsc|textbf|textit|emph|texttt|textrm|textsf|mbox|text)\{[^{}\\%$#&]*\}|\{[^{}\\%$#&]*\})*"
-_NEWCOMMAND = re.compile(
-    r"\\(?:re|provide)?newcommand\*?\s*(?:\{\s*\\([a-zA-Z@]+)\s*\}|\\([a-zA-Z@]+))\s*\{(" + _SIMPLE_BODY + r")\}"
-    r"|\\(?:def|DeclareRobustCommand\*?\s*)\s*\{?\\([a-zA-Z@]+)\}?\s*\{(" + _SIMPLE_BODY + r")\}"
-)
-
-
-def learn_text_macros(source: str) -> dict[str, str]:
-    """Zero-argument macros whose body is plain text (`\\newcommand{\\method}{FooNet\\xspace}`)."""
-    out: dict[str, str] = {}
-    if "newcommand" not in source and "\\def" not in source and "DeclareRobustCommand" not in source:
-        return out
-    for m in _NEWCOMMAND.finditer(source):
-        name = m.group(1) or m.group(2) or m.group(4)
-        body = m.group(3) if m.group(3) is not None else m.group(5)
-        if name is None or body is None:
-            continue
-        body = re.sub(r"\\(?:textsc|textbf|textit|emph|texttt|textrm|textsf|mbox|text)\{([^{}]*)\}", r"\1", body)
-        body = re.sub(r"\\(?:xspace|@|/)", "", body).replace("\\ ", " ").replace("{", "").replace("}", "")
-        body = " ".join(body.split())
-        if body and any(ch.isalnum() for ch in body) and len(body) <= 80:
-            out[name] = body
-    return out
+    db.freeze()
+    for alias, target in aliases.items():  # an alias reads the arguments of what it stands for
+        spec = db._macros.get(target)
+        if spec is not None:
+            db._macros[alias] = MacroSpec(alias, args_parser=spec.args_parser)
+    return Tables(user_cmds, user_envs, dict(macros), db, defs, env_defs, note_macros(defs), aliases)

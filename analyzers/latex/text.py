@@ -3,7 +3,8 @@
 `TextBuilder` collects a paragraph: characters copied from the source keep their offset,
 whitespace runs collapse to one space (mapped to the run's first character), and text that
 stands for something else (a placeholder, an accent, a macro's text) maps to the start of
-what it replaces.  `crude_block` is the regex-only extractor used when the pylatexenc walk fails.
+what it replaces.  While a user macro is expanded the builder is `pin`ned to the macro call:
+all text of its body maps to the call, so a diagnostic on it lands on `\\method`.  `crude_block` is the regex-only extractor used when the pylatexenc walk fails.
 """
 
 from __future__ import annotations
@@ -57,7 +58,22 @@ class BibResource:
     names: tuple[str, ...]
 
 
-Event = Para | Include | BibResource
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should hear about once (a macro that expands without end)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class Package:
+    """`\\usepackage{a,b}` / `\\documentclass{c}`: a project-local .sty/.cls may define macros."""
+
+    command: str
+    names: tuple[str, ...]
+
+
+Event = Para | Include | BibResource | Notice | Package
 
 
 _ODD_SPACE = re.compile(r"\s{2,}|[^\S ]")  # whitespace other than a single space
@@ -66,7 +82,7 @@ _ODD_SPACE = re.compile(r"\s{2,}|[^\S ]")  # whitespace other than a single spac
 class TextBuilder:
     """Accumulates one paragraph: text pieces plus, per character, the source offset it came from."""
 
-    __slots__ = ("kind", "parts", "offs", "ends", "cites", "breaks", "n", "space")
+    __slots__ = ("kind", "parts", "offs", "ends", "cites", "breaks", "n", "space", "pin")
 
     def __init__(self, kind: str):
         self.kind = kind
@@ -77,9 +93,13 @@ class TextBuilder:
         self.breaks: list[int] = []
         self.n = 0
         self.space = True  # the last character is a space (or nothing yet)
+        self.pin: tuple[int, int] | None = None  # while set, every character maps to this source range
 
     def text(self, s: str, pos: int) -> None:
         """Copy source characters s == source[pos:pos+len(s)], collapsing whitespace."""
+        if self.pin is not None:
+            self._pinned_text(s)
+            return
         last = 0
         for m in _ODD_SPACE.finditer(s):
             a = m.start()
@@ -102,7 +122,21 @@ class TextBuilder:
         self.n += k
         self.space = seg[-1] == " "
 
+    def _pinned_text(self, s: str) -> None:
+        """Text of a macro body: its words stand for the macro call (`pin`)."""
+        a, b = self.pin
+        if s[:1].isspace():
+            self.sp(a, b)
+        for i, word in enumerate(s.split()):
+            if i:
+                self.sp(a, b)
+            self.synth(word, a, b)
+        if s[-1:].isspace():
+            self.sp(a, b)
+
     def sp(self, a: int, b: int | None = None) -> None:
+        if self.pin is not None:
+            a, b = self.pin
         if not self.space:
             self.parts.append(" ")
             self.offs.append(a)
@@ -115,6 +149,8 @@ class TextBuilder:
         """Text that stands for source[a:b] (a macro, a placeholder, an accent)."""
         if not s:
             return
+        if self.pin is not None:
+            a, b = self.pin
         if s.isspace():
             self.sp(a, b)
             return

@@ -2,16 +2,23 @@
 
 `walk_block` runs `LatexWalker` (tolerant parsing) on one block from `blocks` and turns
 its nodes into `Para` events (prose with per-character source offsets), `Include` events
-(`\\input` and friends) and `BibResource` events.  What counts as prose is decided by the
-tables in `tables`.  Offsets are relative to the block; `parse.py` shifts them.
+(`\\input` and friends), `BibResource`, `Package` and `Notice` events.  What counts as prose is
+decided by the tables in `tables`.  Offsets are relative to the block; `parse.py` shifts them.
+
+A project's own macros are expanded here: the body (see `macros.template`) is parsed once per
+distinct call shape and walked in a `_Frame` whose text is the body and whose `pin` is the call,
+so the body's words map to `\\method`; where the body names an argument, the argument's nodes are
+walked in the caller's frame and keep their own source offsets.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass, field
 
 from pylatexenc.latexwalker import (
+    LatexWalkerError,
     LatexCharsNode,
     LatexCommentNode,
     LatexEnvironmentNode,
@@ -24,7 +31,8 @@ from pylatexenc.latexwalker import (
 )
 
 from . import tables as T
-from .text import BibResource, Event, Include, Para, TextBuilder
+from .macros import ARG_NAMES, MAX_EXPANSION_DEPTH, MAX_EXPANSIONS, EnvDef, MacroDef, resolve_markers, template
+from .text import BibResource, Event, Include, Notice, Package, Para, TextBuilder
 
 
 _PAR = re.compile(r"(?:\r\n|\r(?!\n)|\n)[ \t\f\v]*(?:\r\n|\r(?!\n)|\n)\s*")  # a blank line
@@ -56,24 +64,55 @@ def _mandatory(spec: str, args: list) -> list:
     return out
 
 
+@dataclass
+class _Frame:
+    """The text that node positions refer to: the block, or a macro body being expanded."""
+
+    s: str
+    pin: tuple[int, int] | None = None  # the source range of the outermost macro call, inside a body
+    args: list = field(default_factory=list)  # the call's argument nodes (None where absent)
+    raw: list[str] = field(default_factory=list)  # their raw text, for cite keys and file names
+    caller: "_Frame | None" = None
+
+
 class _Walker:
     """Walks body nodes into events; `cur` is the paragraph being built."""
 
     def __init__(self, s: str, tables: T.Tables):
         self.s = s
         self.t = tables
+        self.frame = _Frame(s)
         self.events: list[Event] = []
         self.pending: list[Para] = []
         self.kind = "paragraph"
         self.cur = TextBuilder("paragraph")
         self.in_sub = 0
+        self.depth = 0  # macro expansions nested here
+        self.expansions = 0  # macro expansions in this block
+        self.stopped = False  # the expansion bound was hit (said once per block)
+        self.outermost = ""  # the macro, as written in the source, whose expansion is under way
+
+    def builder(self, kind: str) -> TextBuilder:
+        b = TextBuilder(kind)
+        b.pin = self.frame.pin
+        return b
+
+    def enter(self, frame: _Frame) -> None:
+        self.frame = frame
+        self.s = frame.s
+        self.cur.pin = frame.pin
+
+    def raw(self, node) -> str:
+        """Source text of an argument, with the arguments of the macro being expanded filled in."""
+        text = _raw_arg(self.s, node)
+        return resolve_markers(text, self.frame.raw) if self.frame.raw else text
 
     # -- paragraphs --
     def flush(self) -> None:
         para = self.cur.finish()
         if para is not None:
             self.events.append(para)
-        self.cur = TextBuilder(self.kind)
+        self.cur = self.builder(self.kind)
         if self.pending:
             self.events.extend(self.pending)
             self.pending.clear()
@@ -86,7 +125,7 @@ class _Walker:
 
     def sub(self, kind: str, nodes) -> Para | None:
         saved = self.cur
-        self.cur = TextBuilder(kind)
+        self.cur = self.builder(kind)
         self.in_sub += 1
         try:
             self.walk(nodes)
@@ -144,17 +183,30 @@ class _Walker:
 
     def macro(self, n) -> None:
         name = n.macroname
+        if name in self.t.aliases:  # handled as what it stands for (handlers read n.macroname)
+            n.macroname = name = self._alias_target(name)
         user = self.t.commands.get(name)
         if user is not None:
             self.user_command(n, user)
         elif name in self.t.macros:
             self.text_macro(n, self.t.macros[name])
+        elif name in self.t.definitions:
+            self.user_macro(n, self.t.definitions[name])
         else:
             handler = _MACRO_HANDLERS.get(name)
             if handler is not None:
                 handler(self, n)
             else:
                 self.walk(_mandatory(*_args(n)))
+
+    def _alias_target(self, name: str) -> str:
+        seen = {name}
+        while name in self.t.aliases and len(seen) < 16:
+            name = self.t.aliases[name]
+            if name in seen:
+                break
+            seen.add(name)
+        return name
 
     # -- macro handlers: one per kind of command in `tables` --
     def user_command(self, n, user: T.UserCommand) -> None:
@@ -163,6 +215,69 @@ class _Walker:
             self.cur.synth(T.DUMMY, n.pos, n.pos + n.len)
         elif user.action == "default":
             self.walk(_mandatory(*_args(n))[-1:])
+
+    def user_macro(self, n, d: MacroDef) -> None:
+        """A macro the project defines: an author note is dropped, the others are expanded."""
+        if d.name in self.t.notes:
+            return
+        b = n.pos + n.len
+        self.expand(d.name, d.body, d.nargs, d.default, _args(n)[1], (n.pos, b))
+        if not d.nargs and n.macro_post_space:
+            self.cur.sp(b - len(n.macro_post_space), b)
+
+    def expand(self, name: str, body: str, nargs: int, default: str | None, args: list,
+               span: tuple[int, int]) -> None:
+        """Walk `body` with `args` in place of #1..#9; its own words map to `span`."""
+        if self.depth >= MAX_EXPANSION_DEPTH or self.expansions >= MAX_EXPANSIONS:
+            if not self.stopped:
+                self.stopped = True
+                self.events.append(Notice(
+                    f"\\{self.outermost or name}: macro expansion stopped (nested {MAX_EXPANSION_DEPTH} deep or "
+                    f"{MAX_EXPANSIONS} expansions in one paragraph); is its definition recursive?"))
+            return
+        self.expansions += 1
+        if not self.depth:
+            self.outermost = name
+        args = (list(args) + [None] * nargs)[:nargs]
+        tpl = template(body, nargs, default, [a is not None for a in args])
+        nodes = self.parse_template(tpl)
+        if not nodes:
+            return
+        caller = self.frame
+        raw = [self.raw(a) if a is not None else "" for a in args]
+        self.depth += 1
+        self.enter(_Frame(tpl, caller.pin or span, args, raw, caller))
+        try:
+            self.walk(nodes)
+        finally:
+            self.enter(caller)
+            self.depth -= 1
+
+    def parse_template(self, tpl: str) -> list:
+        cache = self.t.templates
+        nodes = cache.get(tpl)
+        if nodes is None:
+            try:
+                nodes = _FastWalker(tpl, latex_context=self.t.context, tolerant_parsing=True).get_latex_nodes(pos=0)[0]
+            except LatexWalkerError:
+                nodes = []
+            if len(cache) > 4096:
+                cache.clear()
+            cache[tpl] = nodes
+        return nodes
+
+    def argument(self, n) -> None:
+        """`#k` inside a macro body: the caller's argument node, walked where it stands in the source."""
+        frame = self.frame
+        k = ARG_NAMES[n.macroname]
+        node = frame.args[k] if k < len(frame.args) else None
+        if node is None or frame.caller is None:
+            return
+        self.enter(frame.caller)
+        try:
+            self.walk([node])
+        finally:
+            self.enter(frame)
 
     def text_macro(self, n, text: str) -> None:
         """A command that stands for `text` (keeps the space TeX would have eaten after it)."""
@@ -174,7 +289,7 @@ class _Walker:
     def cite(self, n) -> None:
         cur = self.cur
         mand = _mandatory(*_args(n))
-        keys = _COMMENT_IN_KEYS.sub("", _raw_arg(self.s, mand[-1])) if mand else ""
+        keys = _COMMENT_IN_KEYS.sub("", self.raw(mand[-1])) if mand else ""
         for key in keys.split(","):
             key = key.strip()
             if key:
@@ -213,13 +328,20 @@ class _Walker:
 
     def include(self, n) -> None:
         self.brk(n.pos)
-        self.events.append(Include(n.macroname, tuple(_raw_arg(self.s, x).strip() for x in _mandatory(*_args(n))), n.pos))
+        pos = self.frame.pin[0] if self.frame.pin else n.pos
+        self.events.append(Include(n.macroname, tuple(self.raw(x).strip() for x in _mandatory(*_args(n))), pos))
 
     def bib_resource(self, n) -> None:
         mand = _mandatory(*_args(n))
         if mand:
-            names = tuple(x.strip() for x in _raw_arg(self.s, mand[-1]).split(",") if x.strip())
+            names = tuple(x.strip() for x in self.raw(mand[-1]).split(",") if x.strip())
             self.events.append(BibResource(n.macroname, names))
+
+    def package(self, n) -> None:
+        mand = _mandatory(*_args(n))
+        if mand:
+            names = tuple(x.strip() for x in _COMMENT_IN_KEYS.sub("", self.raw(mand[-1])).split(",") if x.strip())
+            self.events.append(Package(n.macroname, names))
 
     def par(self, n) -> None:
         self.brk(n.pos)
@@ -309,19 +431,34 @@ class _Walker:
                     return
                 self.flush()
                 saved, self.kind = self.kind, "abstract"
-                self.cur = TextBuilder("abstract")
+                self.cur = self.builder("abstract")
                 try:
                     self.walk(n.nodelist)
                     self.flush()
                 finally:
                     self.kind = saved
-                    self.cur = TextBuilder(saved)
+                    self.cur = self.builder(saved)
                 return
             if name in T.WRAPPER_ENVIRONMENTS:
                 self.walk(self._skip_env_args(n))
                 return
+            d = self.t.env_definitions.get(name)
+            if d is not None:
+                self.user_env(n, d)
+                return
         self.brk(a)
         self.walk(self._skip_env_args(n))
+        self.brk(b)
+
+    def user_env(self, n, d: EnvDef) -> None:
+        """An environment the project defines: its begin code, its content, its end code."""
+        a, b = n.pos, n.pos + n.len
+        args = _args(n)[1]
+        head = max([a + 1] + [x.pos + x.len for x in args if x is not None])
+        self.brk(a)
+        self.expand(d.name, d.begin, d.nargs, d.default, args, (a, head))
+        self.walk(n.nodelist)
+        self.expand(d.name, d.end, 0, None, [], (max(head, self.s.rfind("\\end", a, b)), b))
         self.brk(b)
 
     def _skip_env_args(self, n) -> list:
@@ -363,10 +500,13 @@ class _Walker:
                 name = x.macroname
                 if name in ("title", "abstract") or name in T.INCLUDE_COMMANDS or name in T.BIB_COMMANDS:
                     self.macro(x)
+                elif name in _PACKAGE_COMMANDS:
+                    self.package(x)
             elif isinstance(x, LatexEnvironmentNode) and x.environmentname == "abstract":
                 self.env(x)
 
 
+_PACKAGE_COMMANDS = frozenset({"usepackage", "RequirePackage", "documentclass"})
 _PLACEHOLDER_OF = {**{name: T.REF for name in T.REF_COMMANDS}, **{name: T.URL for name in T.URL_COMMANDS},
                    "verb": T.CODE, "lstinline": T.CODE}
 
@@ -381,7 +521,7 @@ def _macro_handlers() -> dict:
         (T.INCLUDE_COMMANDS, W.include), (T.BIB_COMMANDS, W.bib_resource), (T.PAR_COMMANDS, W.par),
         (("item",), W.item), (T.SPACE_COMMANDS, W.space), (T.EMPTY_COMMANDS, W.empty),
         (T.TEXT_COMMANDS, W.text_command), (T.ACCENTS, W.accent_macro), (T.IGNORE_COMMANDS, W.ignore),
-        (T.NOCITE_COMMANDS, W.ignore), (T.KEEP_LAST_COMMANDS, W.keep_last),
+        (T.NOCITE_COMMANDS, W.ignore), (T.KEEP_LAST_COMMANDS, W.keep_last), (ARG_NAMES, W.argument),
     ]
     out: dict = {}
     for names, handler in order:

@@ -1,0 +1,431 @@
+"""User definitions (`\\newcommand`, `\\def`, `\\newenvironment`, `\\newif` ...) read through pylatexenc.
+
+A definition command is one pylatexenc macro whose arguments `DefinitionArgs` reads as raw
+text (name, `[n]`, `[default]`, body), so a body with unbalanced environments or `#1` never
+confuses the parse.  `read_definition` turns such a node into a `MacroDef`, `EnvDef`, `Alias`
+or `Switch`; `Definitions` holds what a project has defined so far, in reading order.  The
+walker expands a `MacroDef` by parsing `template(...)` (the body with its arguments replaced by
+`\\peerlintarg<k>` markers) and walking the argument nodes themselves where a marker stands, so
+argument text keeps its exact source offsets.
+
+Author notes: a macro with a mandatory argument is a note, dropped with its arguments, when
+its name says so (`\\todo`, `\\jbgcomment`, `\\authnote`), when its body calls a note command
+or another note macro, or when it only colours its argument and its name is not a revision
+mark (`\\mdeff{...}` in a person's colour is a note, `\\revised{...}` in blue is prose).  A
+user's LTeX-style command table overrides all of this.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+from pylatexenc import latexwalker
+from pylatexenc.macrospec import MacroSpec, MacroStandardArgsParser, ParsedMacroArgs
+
+# Expansion bounds: nesting depth, and macro expansions per block (an exponential definition
+# reaches the second long before it is slow).
+MAX_EXPANSION_DEPTH = 24
+MAX_EXPANSIONS = 4000
+# A body longer than this is not prose (package internals); it is not expanded.
+MAX_BODY_CHARS = 4000
+
+ARG_MARK = "peerlintarg"  # \peerlintarga ... \peerlintargi stand for #1 ... #9 in a template
+ARG_NAMES = {ARG_MARK + chr(ord("a") + k): k for k in range(9)}
+_ARG_REF = re.compile(r"##|#([1-9])")
+_ARG_MARKER = re.compile(r"\\" + ARG_MARK + r"([a-i])\{\}")
+
+
+@dataclass(frozen=True)
+class MacroDef:
+    name: str  # without the backslash
+    nargs: int = 0
+    default: str | None = None  # the first argument is optional, with this default
+    body: str = ""
+
+    @property
+    def argspec(self) -> str:
+        if self.default is not None and self.nargs:
+            return "[" + "{" * (self.nargs - 1)
+        return "{" * self.nargs
+
+    @property
+    def mandatory(self) -> int:
+        return self.nargs - (self.default is not None and self.nargs > 0)
+
+
+@dataclass(frozen=True)
+class EnvDef:
+    name: str
+    nargs: int = 0
+    default: str | None = None
+    begin: str = ""
+    end: str = ""
+
+    @property
+    def argspec(self) -> str:
+        return MacroDef(self.name, self.nargs, self.default).argspec
+
+
+@dataclass(frozen=True)
+class Alias:
+    """`\\let\\name\\target`."""
+
+    name: str
+    target: str
+
+
+@dataclass(frozen=True)
+class Switch:
+    """`\\newif\\ifname`: `\\nametrue` / `\\namefalse` set it, `\\ifname` tests it."""
+
+    name: str
+
+
+Definition = MacroDef | EnvDef | Alias | Switch
+
+
+@dataclass
+class Definitions:
+    """What a project has defined so far (macros, environments, `\\newif` switches), in reading order."""
+
+    macros: dict[str, MacroDef] = field(default_factory=dict)
+    envs: dict[str, EnvDef] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)  # `\\let\\a\\b`, `\\newcommand\\newcite{\\citet}`
+    switches: dict[str, bool] = field(default_factory=dict)
+    version: int = 0  # bumped by every change that can alter a parse
+
+    def add(self, d: Definition, command: str) -> None:
+        if isinstance(d, Switch):
+            self.switches.setdefault(d.name, False)
+            return
+        if isinstance(d, MacroDef) and not d.nargs and _CONTROL_WORD.fullmatch(d.body.strip()):
+            d = Alias(d.name, d.body.strip()[1:])  # \newcommand\newcite{\citet}: takes \citet's arguments
+            command = "newcommand"  # resolved when used, unlike \let
+        if isinstance(d, Alias):
+            target = self.macros.get(d.target) if command == "let" else None
+            if target is not None:
+                d = replace(target, name=d.name)
+            elif d.target in ("relax", "empty", "@empty"):
+                d = MacroDef(d.name)
+        table = self.envs if isinstance(d, EnvDef) else self.aliases if isinstance(d, Alias) else self.macros
+        if command.startswith("provide") and (d.name in self.macros or d.name in self.aliases):
+            return
+        value = d.target if isinstance(d, Alias) else d
+        if table.get(d.name) != value:
+            if not isinstance(d, EnvDef):
+                self.macros.pop(d.name, None)
+                self.aliases.pop(d.name, None)
+            table[d.name] = value
+            self.version += 1
+
+    def set_switch(self, name: str, value: bool) -> None:
+        self.switches[name] = value
+
+    def char_value(self, name: str) -> str | None:
+        """The text of a zero-argument macro whose body is one plain character (`\\def\\icml{0}`)."""
+        d = self.macros.get(name)
+        if d is None or d.nargs:
+            return None
+        body = d.body.strip()
+        return body if len(body) == 1 and body not in "\\{}%#" else None
+
+    def key(self) -> tuple:
+        """Everything that shapes the parser's tables, hashable (for their cache)."""
+        return tuple(sorted(self.macros.items())), tuple(sorted(self.envs.items())), tuple(sorted(self.aliases.items()))
+
+
+# --- reading definitions with pylatexenc ----------------------------------------------------
+
+_CS = re.compile(r"\\(?:[a-zA-Z@]+|.)", re.S)
+_CONTROL_WORD = re.compile(r"\\[a-zA-Z]+")
+_SIMPLE_PARAMS = re.compile(r"(?:\s*#[1-9])*\s*")
+
+# command name -> the shape of its arguments
+DEFINITION_COMMANDS = {
+    **dict.fromkeys(("newcommand", "renewcommand", "providecommand", "DeclareRobustCommand"), "command"),
+    **dict.fromkeys(("newenvironment", "renewenvironment", "provideenvironment"), "environment"),
+    "DeclareMathOperator": "operator",
+    **dict.fromkeys(("def", "gdef", "edef", "xdef"), "def"),
+    "let": "let",
+    "newif": "newif",
+}
+
+
+def match_brace(s: str, p: int, comments: bool = True) -> int:
+    """Index of the `}` closing the `{` at p (len(s) if it is never closed); `\\{` does not count,
+    nor (with `comments`) a brace in a `%` comment."""
+    depth, q, n = 0, p, len(s)
+    while q < n:
+        c = s[q]
+        if c == "\\":
+            q += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return q
+        elif c == "%" and comments:  # a comment runs to the end of the line
+            while q < n and s[q] not in "\r\n":
+                q += 1
+        q += 1
+    return n
+
+
+class _Reader:
+    """Reads the raw parts of a definition from position p of s."""
+
+    def __init__(self, s: str, p: int):
+        self.s, self.p = s, p
+
+    def ws(self) -> None:
+        s, n = self.s, len(self.s)
+        while self.p < n and (s[self.p].isspace() or s[self.p] == "%"):
+            if s[self.p] == "%":
+                while self.p < n and s[self.p] not in "\r\n":
+                    self.p += 1
+            else:
+                self.p += 1
+
+    def char(self, c: str) -> bool:
+        self.ws()
+        if self.s.startswith(c, self.p):
+            self.p += len(c)
+            return True
+        return False
+
+    def cs(self) -> tuple[int, int] | None:
+        self.ws()
+        m = _CS.match(self.s, self.p)
+        if m is None:
+            return None
+        self.p = m.end()
+        return m.start(), m.end()
+
+    def braced(self) -> tuple[int, int] | None:
+        self.ws()
+        if self.p >= len(self.s) or self.s[self.p] != "{":
+            return None
+        q = match_brace(self.s, self.p)
+        span = (self.p + 1, q)
+        self.p = min(q + 1, len(self.s))
+        return span
+
+    def name(self) -> tuple[int, int] | None:
+        """`{\\name}` or `\\name`."""
+        return self.braced() or self.cs()
+
+    def bracket(self) -> tuple[int, int] | None:
+        self.ws()
+        if self.p >= len(self.s) or self.s[self.p] != "[":
+            return None
+        depth, q = 0, self.p + 1
+        while q < len(self.s):
+            c = self.s[q]
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+            elif c == "]" and depth <= 0:
+                break
+            q += 1
+        span = (self.p + 1, q)
+        self.p = min(q + 1, len(self.s))
+        return span
+
+
+class DefinitionArgs(MacroStandardArgsParser):
+    """pylatexenc arguments of a definition command, each read as raw text (a chars node)."""
+
+    _SPECS = {"command": "*{[[{", "environment": "*{[[{{", "operator": "*{{", "def": "{{{", "let": "{{", "newif": "{"}
+
+    def __init__(self, shape: str):
+        super().__init__(argspec=self._SPECS[shape])
+        self.shape = shape
+
+    def parse_args(self, w, pos, parsing_state=None):
+        r = _Reader(w.s, pos)
+        parts = self._parts(r)
+        if parts is None:  # not a definition we can read: consume nothing
+            parts, r.p = [None] * len(self.argspec), pos
+        nodes = [None if sp is None else w.make_node(latexwalker.LatexCharsNode, parsing_state=parsing_state,
+                                                     chars=w.s[sp[0]:sp[1]], pos=sp[0], len=sp[1] - sp[0])
+                 for sp in parts]
+        return ParsedMacroArgs(argspec=self.argspec, argnlist=nodes), pos, r.p - pos
+
+    def _parts(self, r: _Reader) -> list | None:
+        shape = self.shape
+        if shape == "def":
+            name = r.cs()
+            if name is None:
+                return None
+            start = r.p
+            brace = r.s.find("{", start)
+            if brace < 0 or brace - start > 200:
+                return None
+            r.p = brace
+            return [name, (start, brace), r.braced()]
+        if shape == "let":
+            name = r.cs()
+            r.char("=")
+            return [name, r.cs()] if name else None
+        if shape == "newif":
+            return [r.cs()]
+        star = (r.p, r.p + 1) if r.char("*") else None
+        name = r.name()
+        if name is None:
+            return None
+        if shape == "operator":
+            return [star, name, r.braced()]
+        nargs, default = r.bracket(), r.bracket()
+        bodies = [r.braced() or r.cs() for _ in range(2 if shape == "environment" else 1)]
+        return [star, name, nargs, default, *bodies]
+
+
+def definition_specs() -> list[MacroSpec]:
+    return [MacroSpec(name, args_parser=DefinitionArgs(shape)) for name, shape in DEFINITION_COMMANDS.items()]
+
+
+def _cs_name(raw: str) -> str | None:
+    m = _CS.fullmatch(raw.strip())
+    return m.group()[1:] if m else None
+
+
+def read_definition(node) -> Definition | None:
+    """The definition a definition-command node makes, or None (unreadable or not simple)."""
+    shape = DEFINITION_COMMANDS.get(getattr(node, "macroname", ""))
+    d = node.nodeargd
+    if shape is None or d is None or not d.argnlist:
+        return None
+    raw = [None if a is None else a.chars for a in d.argnlist]
+    if shape == "newif":
+        name = _cs_name(raw[0] or "")
+        return Switch(name[2:]) if name and name.startswith("if") and len(name) > 2 else None
+    if shape == "let":
+        a, b = _cs_name(raw[0] or ""), _cs_name(raw[1] or "")
+        return Alias(a, b) if a and b else None
+    if shape == "def":
+        name, params, body = _cs_name(raw[0] or ""), raw[1] or "", raw[2]
+        if name is None or body is None or not _SIMPLE_PARAMS.fullmatch(params):
+            return None
+        return MacroDef(name, params.count("#"), None, body)
+    if shape == "operator":
+        name = _cs_name(raw[1] or "")
+        return MacroDef(name, 0, None, raw[2] or "") if name else None
+    nargs = int(raw[2].strip()) if raw[2] and raw[2].strip().isdigit() else 0
+    default = raw[3] if nargs else None
+    if shape == "environment":
+        name = (raw[1] or "").strip()
+        if not name or raw[4] is None:
+            return None
+        return EnvDef(name, min(nargs, 9), default, raw[4], raw[5] or "")
+    name = _cs_name(raw[1] or "")
+    if name is None or raw[4] is None:
+        return None
+    return MacroDef(name, min(nargs, 9), default, raw[4])
+
+
+# --- expansion ------------------------------------------------------------------------------
+
+_INTERNAL = re.compile(r"\\[a-zA-Z]*@[a-zA-Z@]")  # \@onedot, \the@foo: package internals
+
+
+def machinery(macros: dict[str, MacroDef], known: frozenset[str]) -> frozenset[str]:
+    """Macros that are package machinery rather than text, and are not expanded: a very long body,
+    or one built on `@` internals (pylatexenc would read `\\@onedot` as `\\@` + "onedot").  A
+    redefinition of a command the parser `known`s that calls machinery counts too: cvpr.sty's
+    `\\etal` ends in `\\onedot`, and the parser's own `\\etal` ("et al.") is better."""
+    seeds = {name for name, d in macros.items() if len(d.body) > MAX_BODY_CHARS or _INTERNAL.search(d.body)}
+    return frozenset(seeds) | (_callers(seeds, macros) & known)
+
+
+def _callers(seeds: set[str], macros: dict[str, MacroDef], among: set[str] | None = None) -> frozenset[str]:
+    """`seeds` and every macro (of `among`, default all) whose body calls one of them, transitively."""
+    found = set(seeds)
+    calls = {name: set(_CALLED.findall(macros[name].body)) for name in (among if among is not None else macros)}
+    changed = True
+    while changed:
+        changed = False
+        for name, called in calls.items():
+            if name not in found and called & found:
+                found.add(name)
+                changed = True
+    return frozenset(found)
+
+
+def template(body: str, nargs: int, default: str | None, present: list[bool]) -> str:
+    """`body` with `#k` replaced: a marker for an argument that was given, the default for an
+    optional one that was not, nothing for a missing mandatory one."""
+    if "#" not in body:
+        return body
+
+    def sub(m: re.Match) -> str:
+        if m.group(1) is None:
+            return "#"
+        k = int(m.group(1)) - 1
+        if k >= nargs:
+            return ""
+        if k < len(present) and present[k]:
+            return "\\" + ARG_MARK + chr(ord("a") + k) + "{}"
+        return default if (k == 0 and default is not None) else ""
+
+    return _ARG_REF.sub(sub, body)
+
+
+def resolve_markers(raw: str, args: list[str]) -> str:
+    """Raw text of a template with its argument markers replaced by the arguments' raw text."""
+    return _ARG_MARKER.sub(lambda m: args[ord(m.group(1)) - ord("a")] if ord(m.group(1)) - ord("a") < len(args) else "", raw)
+
+
+# --- author notes ---------------------------------------------------------------------------
+
+NOTE_COMMANDS = frozenset("todo marginpar marginnote fxnote fxwarning fxerror fxfatal fixme FIXME".split())
+_NOTE_NAME = re.compile(r"todo|fixme|comment$|(?<!foot)(?<!de)note$", re.I)
+_COLOR_CALL = re.compile(r"\\(?:textcolor|color|colorbox|fcolorbox|hl|sethlcolor|sout|xout)(?![a-zA-Z@])")
+_REVISION_NAME = re.compile(r"^(?:new|rev|chang|edit|add|mod|updat|highlight|hl|emph|import|key|bold|red|blue|green|colou?r)", re.I)
+_CALLED = re.compile(r"\\([a-zA-Z@]+)")
+_CALLED_NOTE = re.compile(r"\\(?:" + "|".join(NOTE_COMMANDS) + r")(?![a-zA-Z@])")
+
+
+def note_macros(macros: dict[str, MacroDef]) -> frozenset[str]:
+    """Names of the user macros that are author notes (see the module docstring)."""
+    cands = {name for name, d in macros.items() if d.mandatory >= 1}
+    notes = {name for name in cands
+             if _NOTE_NAME.search(name) or _CALLED_NOTE.search(macros[name].body)
+             or (_COLOR_CALL.search(macros[name].body) and "#" in macros[name].body and not _REVISION_NAME.match(name))}
+    return _callers(notes, macros, cands) - set(NOTE_COMMANDS)
+
+
+class DefinitionReader:
+    """Reads the definition command at a position of one text with pylatexenc (walker made once)."""
+
+    _context = None
+
+    def __init__(self, s: str):
+        self.s = s
+        self.walker = None
+
+    @classmethod
+    def context(cls):
+        if cls._context is None:
+            from pylatexenc.macrospec import LatexContextDb
+
+            db = LatexContextDb()
+            db.add_context_category("definitions", macros=definition_specs())
+            cls._context = db
+        return cls._context
+
+    def read(self, pos: int) -> tuple[Definition | None, str, int]:
+        """(definition or None, command name, end of the command)."""
+        if self.walker is None:
+            self.walker = latexwalker.LatexWalker(self.s, latex_context=self.context(), tolerant_parsing=True)
+        try:
+            nodes, _, _ = self.walker.get_latex_nodes(pos=pos, read_max_nodes=1)
+        except latexwalker.LatexWalkerError:
+            return None, "", pos + 1
+        node = nodes[0] if nodes else None
+        if node is None or not isinstance(node, latexwalker.LatexMacroNode):
+            return None, "", pos + 1
+        return read_definition(node), node.macroname, max(node.pos + node.len, pos + 1)

@@ -1,0 +1,179 @@
+"""A project's own macros, environments and conditionals, as the parser expands them for prose."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import pytest
+
+from peerlint.analyzers.latex import parse as L
+from peerlint.analyzers.latex.parse import LineIndex, parse_document
+from peerlint.analyzers.latex.project import parse_project
+
+
+@pytest.fixture(autouse=True)
+def strict(monkeypatch):
+    """Internal failures raise instead of quietly falling back to the regex extractor."""
+    monkeypatch.setattr(L, "_STRICT", True)
+
+
+def doc(preamble: str, body: str) -> str:
+    return f"\\documentclass{{article}}\n{preamble}\n\\begin{{document}}\n{body}\n\\end{{document}}\n"
+
+
+def texts(source: str) -> list[str]:
+    return [c.text for c in parse_document(source, "file:///m.tex")]
+
+
+def check_offsets(source: str, chunks) -> None:
+    index = LineIndex(source)
+    for c in chunks:
+        assert len(c.offsets) == len(c.text) + 1
+        assert all(a <= b for a, b in zip(c.offsets, c.offsets[1:]))
+        assert c.range.start == index.position(c.offsets[0]) and c.range.end == index.position(c.offsets[-1])
+
+
+def test_text_macros_with_arguments_defaults_nesting_and_xspace():
+    pre = r"""\newcommand{\ourcal}[0]{the scaling-binning calibrator}
+\newcommand{\Ourcal}{The \ourcal{}}
+\newcommand{\textft}[1]{\texttt{#1}}
+\newcommand{\blank}{[\textft{blank}]}
+\newcommand{\method}{FooNet\xspace}
+\newcommand{\pair}[2][left]{(#1, #2)}
+\providecommand{\method}{Ignored}
+\renewcommand{\blank}{[\textft{BLANK}]}
+\def\twice#1{#1 and #1}
+\DeclareMathOperator*{\argmax}{arg\,max}"""
+    body = r"""We introduce \ourcal, which first fits a function. Let \blank{} be a placeholder.
+\method is fast and \method. Pairs \pair{x} and \pair[up]{y}; \twice{this}; the \argmax{} rule."""
+    (c,) = texts(doc(pre, body))
+    assert c == ("We introduce the scaling-binning calibrator, which first fits a function. Let [BLANK] be a "
+                 "placeholder. FooNet is fast and FooNet. Pairs (left, x) and (up, y); this and this; the arg max rule.")
+
+
+def test_dropping_macros_and_author_notes_leave_no_trace():
+    pre = r"""\newcommand{\pl}[1]{}
+\newcommand{\hide}[2]{#2}
+\newcommand{\mdeff}[1]{{\color[rgb]{.8,.3,.2}{#1}}}
+\newcommand{\joey}[1]{\textcolor{blue}{Joey: #1}}
+\newcommand{\revised}[1]{\textcolor{blue}{#1}}
+\newcommand{\pinaforecomment}[3]{\colorbox{#1}{#2: #3}}
+\newcommand{\jbg}[1]{\pinaforecomment{red}{JBG}{#1}}
+\newcommand{\bob}[1]{\todo[color=green]{BOB: #1}}"""
+    body = r"""It is well-studied.\pl{have to sum to 1, right?} We \hide{secret}{show} it.\mdeff{Rephrase this?}
+\joey{check} Results \revised{improve} here.\jbg{cite more} \bob{really?} \todo{fix}Done."""
+    (c,) = texts(doc(pre, body))
+    assert c == "It is well-studied. We show it. Results improve here. Done."
+
+
+def test_offsets_of_expanded_text_and_of_arguments():
+    pre = r"\newcommand{\method}{FooNet\xspace}" "\n" r"\newcommand{\bold}[1]{\textbf{#1}}"
+    source = doc(pre, r"Our \method works \bold{very well} today.")
+    (c,) = parse_document(source, "file:///m.tex")
+    check_offsets(source, [c])
+    assert c.text == "Our FooNet works very well today."
+    i = c.text.index("FooNet")
+    call = source.index(r"Our \method") + 4
+    assert c.offsets[i] == call and c.offsets[i + 5] == call  # the body's words stand for the call
+    j = c.text.index("very well")
+    assert source[c.offsets[j]:c.offsets[j + 8] + 1] == "very well"  # arguments keep their place
+    assert source[c.offsets[0]:c.offsets[-1]] == r"Our \method works \bold{very well} today."
+
+
+def test_section_titles_expand_macros():
+    pre = r"\newcommand{\ourcal}{scaling-binning calibrator}\newcommand{\Ourcal}{Scaling-binning calibrator}"
+    chunks = parse_document(doc(pre, "\\section{Intro}\nText.\n\n\\section{\\Ourcal{}}\nThe \\ourcal{} works."), "file:///m.tex")
+    assert [(c.kind, c.text, c.section) for c in chunks] == [
+        ("section-title", "Intro", "Intro"), ("paragraph", "Text.", "Intro"),
+        ("section-title", "Scaling-binning calibrator", "Scaling-binning calibrator"),
+        ("paragraph", "The scaling-binning calibrator works.", "Scaling-binning calibrator")]
+
+
+def test_environments_aliases_and_macros_standing_for_commands():
+    pre = r"""\newenvironment{remarkbox}[1][Note]{\textbf{#1:} }{ End.}
+\newcommand\newcite{\citet}
+\let\oldsection\section
+\let\nothing\relax"""
+    body = r"""\begin{remarkbox}[Remark] Boxed text.\end{remarkbox}
+
+As \newcite{smith2020} show\nothing, it works.
+
+\oldsection{Method}"""
+    chunks = parse_document(doc(pre, body), "file:///m.tex")
+    assert [c.text for c in chunks] == ["Remark: Boxed text. End.", "As [cite] show, it works.", "Method"]
+    assert chunks[1].cites == ("smith2020",)
+    assert chunks[2].kind == "section-title"
+
+
+def test_conditionals_defined_in_the_project():
+    pre = r"""\newif\ifcomment
+\commenttrue
+\commentfalse
+\newif\ifdraft
+\drafttrue
+\def\icml{0}"""
+    body = r"""A \ifcomment NOTE \else kept \fi B. \ifdraft draft \else final \fi C.
+\if\icml1 ICML only \else neutral \fi D. \iffalse hidden \else shown \fi E. \iftrue yes \fi F.
+
+\iffalse
+\section{Old}
+Old text.
+\fi
+\ifcomment
+Whole paragraph of comments.
+
+Another one.
+\fi
+Last."""
+    assert texts(doc(pre, body)) == ["A kept B. draft C. neutral D. shown E. yes F.", "Last."]
+
+
+def test_recursive_and_exponential_definitions_are_bounded(caplog):
+    pre = "\\newcommand{\\loop}{a \\loop}\n\\newcommand{\\x}[1]{\\x{#1 #1}}\n\\newcommand{\\a}{ab}\n" + "".join(
+        f"\\newcommand{{\\{chr(ord('b') + k)}}}{{\\{chr(ord('a') + k)}\\{chr(ord('a') + k)}}}\n" for k in range(20))
+    body = "Start \\loop{} end.\n\nAgain \\loop.\n\nAnd \\x{y}.\n\nHuge \\u{} done."
+    t0 = time.perf_counter()
+    with caplog.at_level(logging.WARNING):
+        chunks = parse_document(doc(pre, body), "file:///m.tex")
+    assert time.perf_counter() - t0 < 5
+    assert [c.text.split()[0] for c in chunks] == ["Start", "Again", "And", "Huge"]
+    warned = [r.getMessage() for r in caplog.records if "expansion stopped" in r.getMessage()]
+    assert len([w for w in warned if "\\loop" in w]) == 1  # one warning, though used twice
+    assert any("\\x:" in w for w in warned) and any("\\u:" in w for w in warned)  # named as written
+
+
+def test_project_definitions_come_from_included_files_and_local_packages(tmp_path):
+    files = {
+        "main.tex": "\\documentclass{article}\n\\usepackage{style/lab}\n\\input{macros}\n\\newcommand{\\latexfile}[1]{\\input{sections/#1}}\n"
+                    "\\begin{document}\n\\latexfile{intro}\n\\end{document}\n",
+        "macros.tex": "\\newcommand{\\method}{FooNet\\xspace}\n\\newif\\ifcomment\\commentfalse\n",
+        "style/lab.sty": "\\ifcomment\\newcommand{\\note}[1]{\\textbf{#1}}\\else\\newcommand{\\note}[1]{}\\fi\n"
+                         "\\newcommand{\\lab}{the Lab}\n\\def\\@internal{\\relax}\n",
+        "sections/intro.tex": "\\section{Intro}\n\\method by \\lab{} works.\\note{hidden remark}\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    project = parse_project(tmp_path / "main.tex")
+    assert [c.text for c in project.chunks] == ["Intro", "FooNet by the Lab works."]
+    assert project.packages == [tmp_path / "style" / "lab.sty"]
+    assert project.files == [tmp_path / "main.tex", tmp_path / "macros.tex", tmp_path / "sections" / "intro.tex"]
+    assert project.warnings == []
+
+
+def _letters(k: int) -> str:
+    return "".join(chr(ord("a") + int(d)) for d in str(k))
+
+
+def test_a_10k_line_package_and_makeatletter_internals_stay_fast(tmp_path):
+    sty = "\\makeatletter\n" + "".join(
+        f"\\def\\@int{_letters(k)}#1{{\\@ifnextchar[{{\\@x}}{{\\@y}}}}\n\\newcommand{{\\cmd{_letters(k)}}}[2][d]{{\\textbf{{#1}} #2}}\n"
+        for k in range(5000)) + "\\makeatother\n"
+    (tmp_path / "big.sty").write_text(sty)
+    (tmp_path / "main.tex").write_text(doc("\\usepackage{big}", "Use \\cmdh{text} and \\cmdbc[x]{y}."))
+    t0 = time.perf_counter()
+    project = parse_project(tmp_path / "main.tex")
+    assert time.perf_counter() - t0 < 10
+    assert [c.text for c in project.chunks] == ["Use d text and x y."]
