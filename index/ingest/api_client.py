@@ -35,6 +35,10 @@ class BudgetExhausted(FetchError):
     """The `--max-requests` budget is spent; what was fetched so far is kept."""
 
 
+class QueryRejected(FetchError):
+    """The API refused the request itself (HTTP 4xx other than 429): asking again will not help."""
+
+
 class RateLimited(FetchError):
     """The API kept answering 429; what was fetched so far is kept."""
 
@@ -110,7 +114,7 @@ class ApiClient:
                 failures = self._retry_or_fail(failures, url, f"answered HTTP {status}")
                 continue
             if status >= 400:
-                raise FetchError(f"{_short(url)} answered HTTP {status}: {_error_message(body)}; "
+                raise QueryRejected(f"{_short(url)} answered HTTP {status}: {_error_message(body)}; "
                                  "check the query (filter names, dates) or the API base URL")
             try:
                 return parse(body, headers.get("Content-Type", ""))

@@ -184,8 +184,8 @@ class ArxivApi:
     def __init__(self, client: ApiClient, base: str = DEFAULT_BASE) -> None:
         self.client, self.base = client, base
 
-    def page(self, query: str, start: int, size: int = PAGE_SIZE) -> Feed:
-        text = self.client.get_text(self.base, {"search_query": query, "start": start, "max_results": size,
+    def page(self, query: str, start: int, size: int | None = None) -> Feed:
+        text = self.client.get_text(self.base, {"search_query": query, "start": start, "max_results": size or PAGE_SIZE,
                                                 "sortBy": "submittedDate", "sortOrder": "ascending"},
                                     min_interval=MIN_INTERVAL_S)
         return parse_feed(text)

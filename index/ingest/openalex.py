@@ -171,7 +171,11 @@ class OpenAlex:
         """Works whose `key` is any of `values` (e.g. openalex ids, DOIs), IDS_PER_REQUEST to a request."""
         for i in range(0, len(values), IDS_PER_REQUEST):
             part = values[i: i + IDS_PER_REQUEST]
-            yield from self.page(f"{key}:{'|'.join(part)}", per_page=len(part)).works
+            cursor: str | None = "*"
+            while cursor:  # one page unless the API pages smaller than asked
+                page = self.page(f"{key}:{'|'.join(part)}", cursor=cursor, per_page=len(part))
+                yield from page.works
+                cursor = page.next_cursor if page.works else None
 
     def search_title(self, title: str) -> Mapping[str, Any] | None:
         """The work whose normalised title equals `title`'s, among the API's five best title matches."""

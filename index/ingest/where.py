@@ -22,6 +22,11 @@ KEYS = ("category", "venue", "since", "until")
 _DATE = re.compile(r"\d{4}(-\d{2}(-\d{2})?)?")
 
 
+def is_date(text: str) -> bool:
+    """YYYY, YYYY-MM or YYYY-MM-DD: the dates `--where`, `--since` and `--until` take."""
+    return bool(_DATE.fullmatch(text))
+
+
 class WhereError(ValueError):
     """A `--where` the user wrote cannot be read; the message shows the accepted forms."""
 
@@ -43,7 +48,7 @@ class CorpusFilter:
                 raise WhereError(f"--where {clause!r}: write KEY=VALUE with KEY one of {', '.join(KEYS)} "
                                  "(e.g. --where category=cs.CL --where since=2023-01-01)")
             if key in ("since", "until"):
-                if len(values) != 1 or not _DATE.fullmatch(values[0]):
+                if len(values) != 1 or not is_date(values[0]):
                     raise WhereError(f"--where {clause!r}: {key} takes one date, YYYY, YYYY-MM or YYYY-MM-DD")
                 fields[key] = values[0]
             elif key == "category":

@@ -1,0 +1,133 @@
+"""`peerlint corpus pull`: fetch works from OpenAlex, arXiv and a project's bibliography into a corpus file.
+
+A pull runs the jobs of a `PullPlan` (an OpenAlex filter, an arXiv query, a .bib's neighbourhood) in
+one `PullSession`, so the same work from two sources, or from a second pull into the same file, is
+one record. A pull stopped by the request budget, a rate limit, a network failure or Ctrl-C keeps
+what it fetched and resumes from the state file when run again. Only this package's pull modules
+and `api_client.py` touch the network, and only when the user runs the command.
+"""
+
+from __future__ import annotations
+
+import calendar
+import contextlib
+import time
+
+from .api_client import ApiClient, BudgetExhausted, FetchError, QueryRejected, RateLimited
+from .bib_pull import bib_job
+from .openalex import filter_value
+from .pull_plan import ArxivJob, BibJob, OpenAlexJob, PullError, PullPlan, plan_jobs
+from .pull_session import PullReport, PullSession
+from .records import Warn
+
+__all__ = ["ArxivJob", "BibJob", "OpenAlexJob", "PullError", "PullPlan", "PullReport", "plan_jobs", "run_pull"]
+
+
+def run_pull(plan: PullPlan, warn: Warn, show_progress: bool = True, client: ApiClient | None = None) -> PullReport:
+    """Run every job of `plan` until done, full (`max_works`) or stopped; the output always holds what was fetched."""
+    if not plan.jobs:
+        raise PullError("nothing to pull: pass --topic, --venue, --openalex FILTER, --arxiv CATEGORY or --from-bib FILE")
+    if any(isinstance(job, OpenAlexJob) or isinstance(job, BibJob) for job in plan.jobs) and not plan.mailto:
+        warn("no --mailto (or PEERLINT_MAILTO): OpenAlex serves anonymous requests from its slower common "
+             "pool; pass an e-mail address to use the polite pool")
+    t0 = time.perf_counter()
+    session = PullSession(plan, warn, show_progress, client)
+    try:
+        for job in plan.jobs:
+            if not session.room():
+                break
+            if isinstance(job, OpenAlexJob):
+                _openalex_job(session, job)
+            elif isinstance(job, ArxivJob):
+                _arxiv_job(session, job)
+            else:
+                bib_job(session, job)
+    except (BudgetExhausted, RateLimited) as err:
+        session.report.stopped = f"{err}; run the same command again to resume"
+    except QueryRejected:
+        _finish(session, t0)
+        raise
+    except FetchError as err:
+        session.report.stopped = f"{err}"
+    except KeyboardInterrupt:
+        _finish(session, t0)
+        raise
+    _finish(session, t0)
+    return session.report
+
+
+def _finish(session: PullSession, t0: float) -> None:
+    session.checkpoint()
+    report, stats = session.report, session.client.stats
+    report.total = len(session.papers)
+    report.capped = not session.room()
+    report.complete = not report.stopped and all(
+        session.state["jobs"].get(job.key, {}).get("done") for job in session.plan.jobs)
+    report.requests, report.rate_limited, report.retried = stats.requests, stats.rate_limited, stats.retried
+    report.waited_s, report.seconds = round(stats.waited_s, 1), round(time.perf_counter() - t0, 1)
+
+
+def openalex_filter(session: PullSession, job: OpenAlexJob, state: dict) -> str:
+    parts = [job.filter.strip()] if job.filter.strip() else []
+    if job.topic:
+        parts.append(f"title_and_abstract.search:{filter_value(job.topic)}")
+    if job.venue:
+        if not state.get("source"):
+            state["source"] = session.openalex.source_id(job.venue)
+        parts.append(f"primary_location.source.id:{state['source']}")
+    if job.since:
+        parts.append(f"from_publication_date:{_full_date(job.since, start=True)}")
+    if job.until:
+        parts.append(f"to_publication_date:{_full_date(job.until, start=False)}")
+    return ",".join(parts)
+
+
+def _full_date(date: str, start: bool) -> str:
+    """OpenAlex's date filters want YYYY-MM-DD: '2023' is 2023-01-01 as a start and 2023-12-31 as an end."""
+    parts = date.split("-")
+    if len(parts) == 3:
+        return date
+    year, month = int(parts[0]), int(parts[1]) if len(parts) == 2 else (1 if start else 12)
+    day = 1 if start else calendar.monthrange(year, month)[1]
+    return f"{year:04d}-{month:02d}-{day:02d}"
+
+
+def _openalex_job(session: PullSession, job: OpenAlexJob) -> None:
+    state = session.job_state(job.key, cursor="*")
+    if state["done"]:
+        return
+    flt = openalex_filter(session, job, state)
+    with contextlib.ExitStack() as stack:
+        bar = None
+        while session.room() and not state["done"]:
+            page = session.openalex.page(flt, cursor=state["cursor"])
+            bar = bar or stack.enter_context(session.progress("openalex", page.count))
+            held = len(session.papers)
+            session.add_works(page.works)
+            bar.update(len(session.papers) - held)
+            if session.room():  # a page cut short by --max-works is asked again by a resumed, larger pull
+                state["cursor"] = page.next_cursor if page.works else None
+                state["done"] = not state["cursor"]
+            session.maybe_checkpoint()
+
+
+def _arxiv_job(session: PullSession, job: ArxivJob) -> None:
+    state = session.job_state(job.key, start=0, empty_pages=0)
+    with contextlib.ExitStack() as stack:
+        bar = None
+        while session.room() and not state["done"]:
+            feed = session.arxiv.page(job.query, state["start"])
+            if bar is None:
+                left = None if feed.total is None else feed.total - state["start"]
+                bar = stack.enter_context(session.progress("arxiv", left))
+            held = len(session.papers)
+            for paper in feed.papers:
+                session.add(paper, "arxiv")
+            bar.update(len(session.papers) - held)
+            if not session.room():
+                break
+            state["start"] += feed.entries
+            # the API sometimes answers an empty page mid-way: three in a row is taken as the end
+            state["empty_pages"] = 0 if feed.entries else state["empty_pages"] + 1
+            state["done"] = (feed.total is not None and state["start"] >= feed.total) or state["empty_pages"] >= 3
+            session.maybe_checkpoint()

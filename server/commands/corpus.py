@@ -1,0 +1,126 @@
+"""`peerlint corpus pull`: build a current, field-specific corpus file from OpenAlex, arXiv and a .bib.
+
+The only command that uses the network, and only when run: the file it writes is then indexed
+offline with `peerlint index build --corpus FILE`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from ...errors import UserError
+from .common import warn
+
+EXIT_STOPPED = 3  # the pull stopped early (budget, rate limit, network) and can be resumed
+
+
+def register(sub) -> None:
+    corpus = sub.add_parser("corpus", help="pull works from open scholarly APIs into a corpus file")
+    corpus.set_defaults(handler=lambda args: _usage(corpus))
+    csub = corpus.add_subparsers(dest="corpus_command", metavar="ACTION")
+    pull = csub.add_parser(
+        "pull", help="fetch works from OpenAlex, arXiv and a project's .bib into a JSONL corpus (uses the network)",
+        description="Fetch works into a corpus file that `peerlint index build --corpus FILE` takes. Sends the "
+                    "query (filters, DOIs, titles of the .bib's entries) and --mailto to the APIs; nothing else. "
+                    "Run it again with the same arguments to resume a stopped pull.")
+    pull.add_argument("--out", type=Path, required=True, metavar="FILE.jsonl",
+                      help="corpus file to write (.jsonl, .jsonl.gz or .jsonl.xz); works already in it are kept "
+                           "and deduplicated against; the resume state goes beside it (FILE.pull-state.json)")
+    source = pull.add_argument_group("what to pull (any mix)")
+    source.add_argument("--from-bib", nargs="+", type=Path, default=[], metavar="FILE.bib",
+                        help="the works a project's .bib cites (by DOI, arXiv id or title, via OpenAlex) and their "
+                             "neighbourhood (--hops)")
+    source.add_argument("--hops", type=int, choices=(0, 1, 2), default=1,
+                        help="with --from-bib: 1 adds the works they cite and the most-cited works citing them, "
+                             "2 also the works those cite (default: 1)")
+    source.add_argument("--citing-per-work", type=int, default=25, metavar="N",
+                        help="with --from-bib: the N most-cited works citing each cited work (default: 25)")
+    source.add_argument("--topic", default="", metavar="TEXT", help="OpenAlex works whose title or abstract match TEXT")
+    source.add_argument("--venue", default="", metavar="NAME",
+                        help="OpenAlex works of one venue, e.g. 'Neural Information Processing Systems'")
+    source.add_argument("--openalex", default="", metavar="FILTER",
+                        help="a raw OpenAlex works filter, e.g. 'concepts.id:C154945302,type:article'")
+    source.add_argument("--arxiv", nargs="+", default=[], metavar="CATEGORY",
+                        help="arXiv submissions of these categories, e.g. cs.CL cs.LG (3 s between requests)")
+    source.add_argument("--since", default="", metavar="DATE", help="published on or after DATE (OpenAlex, arXiv)")
+    source.add_argument("--until", default="", metavar="DATE", help="published on or before DATE (OpenAlex, arXiv)")
+    limits = pull.add_argument_group("limits and services")
+    limits.add_argument("--max-works", type=int, default=5000, help="stop when the output holds N works (default: 5000)")
+    limits.add_argument("--max-requests", type=int, default=2000,
+                        help="HTTP requests this run may make, retries included (default: 2000)")
+    limits.add_argument("--mailto", default=os.environ.get("PEERLINT_MAILTO", ""), metavar="EMAIL",
+                        help="your e-mail for OpenAlex's polite pool (default: $PEERLINT_MAILTO)")
+    limits.add_argument("--openalex-api-base", metavar="URL",
+                        default=os.environ.get("PEERLINT_OPENALEX_API_BASE", "https://api.openalex.org"),
+                        help="OpenAlex API base URL (default: $PEERLINT_OPENALEX_API_BASE or https://api.openalex.org)")
+    limits.add_argument("--arxiv-api-base", metavar="URL",
+                        default=os.environ.get("PEERLINT_ARXIV_API_BASE", "https://export.arxiv.org/api/query"),
+                        help="arXiv API URL (default: $PEERLINT_ARXIV_API_BASE or https://export.arxiv.org/api/query)")
+    limits.add_argument("--restart", action="store_true",
+                        help="ignore the resume state and run every job from its start (the output is kept)")
+    pull.add_argument("--quiet", action="store_true", help="no progress bars")
+    pull.add_argument("--json", action="store_true", help="print the summary as JSON")
+    pull.set_defaults(handler=run_pull)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 0
+
+
+def run_pull(args: argparse.Namespace) -> int:
+    from ...index.ingest import pull
+    from ...index.ingest.api_client import QueryRejected
+    from ...index.ingest.where import is_date
+
+    for name in ("max_works", "max_requests", "citing_per_work"):
+        if getattr(args, name) < 1:
+            raise UserError(f"--{name.replace('_', '-')} must be at least 1")
+    for name in ("since", "until"):
+        if getattr(args, name) and not is_date(getattr(args, name)):
+            raise UserError(f"--{name} {getattr(args, name)!r}: write a date as YYYY, YYYY-MM or YYYY-MM-DD")
+    jobs = pull.plan_jobs(args.openalex, args.topic, args.venue, args.since, args.until, args.arxiv,
+                          args.from_bib, args.hops, args.citing_per_work)
+    plan = pull.PullPlan(args.out, jobs, args.max_works, args.max_requests, args.mailto.strip(),
+                         args.openalex_api_base, args.arxiv_api_base, args.restart)
+    try:
+        report = pull.run_pull(plan, warn, show_progress=not (args.quiet or args.json))
+    except pull.PullError as err:
+        raise UserError(str(err)) from None
+    except QueryRejected as err:
+        raise UserError(f"{err} (what was fetched before is kept in {args.out})") from None
+    if args.json:
+        print(json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in report.__dict__.items()}))
+    else:
+        print(summary(report))
+    if report.stopped:
+        if not args.json:
+            print(f"peerlint: stopped: {report.stopped}. Run the same command again to resume "
+                  f"(state in {report.state}).", file=sys.stderr)
+        return EXIT_STOPPED
+    return 0
+
+
+def summary(report) -> str:
+    added = sum(report.added.values())
+    by_source = ", ".join(f"{n:,} {source}" for source, n in report.added.items()) or "none"
+    lines = [f"{report.out}: {report.total:,} works ({report.before:,} before, {added:,} added: {by_source}; "
+             f"{report.without_abstract:,} of them without an abstract)",
+             f"deduplicated: {report.merged:,} merged into works already held, {report.duplicates:,} already held"]
+    if report.bib:
+        bib = report.bib
+        found = bib["by_doi"] + bib["by_arxiv"] + bib["by_title"]
+        lines.append(f"bibliography: {found} of {bib['entries']} entries found ({bib['by_doi']} by DOI, "
+                     f"{bib['by_arxiv']} by arXiv id, {bib['by_title']} by title)"
+                     + (f"; not found: {', '.join(bib['not_found'][:10])}" + (" …" if len(bib['not_found']) > 10 else "")
+                        if bib["not_found"] else ""))
+    lines.append(f"requests: {report.requests:,} ({report.rate_limited} answered 429, {report.retried} retried, "
+                 f"{report.waited_s:.0f} s waiting) in {report.seconds:.0f} s"
+                 + ("" if report.complete or report.stopped or not report.capped else
+                    f"; capped at --max-works {report.max_works:,}: raise it and run again to go on"))
+    lines.append(f"index it with: peerlint index build --corpus {report.out}")
+    return "\n".join(lines)

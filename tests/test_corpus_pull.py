@@ -1,0 +1,430 @@
+"""`peerlint corpus pull` against loopback servers that answer in each API's documented layout.
+
+A small OpenAlex (works with cursor paging, the `openalex`/`doi`/`cites`/`title.search` filters,
+sources search) and an arXiv Atom feed run on 127.0.0.1 in a thread; faults (429 with Retry-After,
+500, a truncated body, an HTML error page) are queued in front of their answers. No test reaches a
+real service: every URL points at the loopback server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from peerlint.index.ingest import arxiv, pull
+from peerlint.index.ingest.api_client import ApiClient
+from peerlint.index.ingest.load import load_papers
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# --- the loopback server -------------------------------------------------------------------------------------------
+
+
+def work(n: int, title: str, refs=(), doi: str | None = None, abstract: str | None = "Words of the abstract",
+         year: int = 2020, cited_by: int = 0, venue: str = "Journal of Tests") -> dict:
+    """An OpenAlex work object as the API documents it (abstract as an inverted index)."""
+    index = None
+    if abstract is not None:
+        index = {}
+        for pos, word in enumerate(abstract.split()):
+            index.setdefault(word, []).append(pos)
+    return {"id": f"https://openalex.org/W{n}", "doi": f"https://doi.org/{doi}" if doi else None,
+            "title": title, "display_name": title, "publication_year": year, "publication_date": f"{year}-03-04",
+            "primary_location": {"landing_page_url": f"https://example.org/{n}",
+                                 "source": {"id": "https://openalex.org/S1", "display_name": venue}},
+            "authorships": [{"author": {"id": "https://openalex.org/A1", "display_name": "Ada Lovelace"}}],
+            "abstract_inverted_index": index, "referenced_works": [f"https://openalex.org/W{r}" for r in refs],
+            "cited_by_count": cited_by, "type": "article"}
+
+
+class Api:
+    """One loopback server for OpenAlex (/works, /sources) and arXiv (/api/query); `faults` go first."""
+
+    def __init__(self, works: list[dict], feed_pages: list[str] | None = None, page_size: int = 2) -> None:
+        self.works, self.feed_pages, self.page_size = works, feed_pages or [], page_size
+        self.faults: list[tuple] = []  # (status, headers, body) or ("truncated",) served before real answers
+        self.requests: list[tuple[str, dict]] = []
+        self.lock = threading.Lock()
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                url = urllib.parse.urlsplit(self.path)
+                params = {k: v[0] for k, v in urllib.parse.parse_qs(url.query).items()}
+                with api.lock:
+                    api.requests.append((url.path, params))
+                    fault = api.faults.pop(0) if api.faults else None
+                if fault == ("truncated",):
+                    body = json.dumps({"meta": {}, "results": api.works}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body[: len(body) // 2])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+                status, headers, body = fault or api.answer(url.path, params)
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def answer(self, path: str, params: dict) -> tuple[int, dict, bytes]:
+        if path == "/api/query":
+            page = int(params.get("start", 0)) // int(params.get("max_results", 1))
+            text = self.feed_pages[page] if page < len(self.feed_pages) else atom([], total=0)
+            return 200, {"Content-Type": "application/atom+xml"}, text.encode()
+        if path == "/sources":
+            return 200, JSON, json.dumps({"meta": {"count": 1}, "results": [
+                {"id": "https://openalex.org/S1", "display_name": params.get("search", "")}]}).encode()
+        if path != "/works":
+            return 404, JSON, b'{"error": "not found"}'
+        works = self.works
+        for clause in params.get("filter", "").split(","):
+            key, _, value = clause.partition(":")
+            if key == "openalex":
+                wanted = set(value.split("|"))
+                works = [w for w in works if w["id"].rsplit("/", 1)[1] in wanted]
+            elif key == "doi":
+                wanted = {v.lower() for v in value.split("|")}
+                works = [w for w in works if w["doi"] and w["doi"].lower().removeprefix("https://doi.org/") in wanted]
+            elif key == "cites":
+                works = [w for w in works if f"https://openalex.org/{value}" in w["referenced_works"]]
+            elif key == "title.search":
+                words = value.lower().split()
+                works = [w for w in works if all(x in w["title"].lower() for x in words)]
+            elif key == "bogus":
+                return 400, JSON, b'{"error": "Invalid query parameters error.", "message": "bogus is not a valid field"}'
+        if params.get("sort") == "cited_by_count:desc":
+            works = sorted(works, key=lambda w: -w["cited_by_count"])
+        size = min(int(params.get("per-page", 25)), self.page_size) if "cursor" in params else int(params.get("per-page", 25))
+        start = 0 if params.get("cursor", "*") == "*" else int(params["cursor"][1:])
+        chunk = works[start: start + size]
+        more = start + size < len(works)
+        meta = {"count": len(works), "per_page": size, "next_cursor": f"c{start + size}" if more else None}
+        return 200, JSON, json.dumps({"meta": meta, "results": chunk, "group_by": []}).encode()
+
+
+JSON = {"Content-Type": "application/json"}
+HTML = (200, {"Content-Type": "text/html"}, b"<html><body><h1>502 Bad Gateway</h1></body></html>")
+
+
+def atom(entries: list[tuple[str, str, str, str]], total: int) -> str:
+    """An arXiv API Atom page: entries are (id with version, title, summary, published)."""
+    items = "".join(f"""
+  <entry>
+    <id>http://arxiv.org/abs/{aid}</id><updated>{published}</updated><published>{published}</published>
+    <title>{title}</title><summary>  {summary}
+    </summary>
+    <author><name>Grace Hopper</name></author>
+    <arxiv:primary_category xmlns:arxiv="http://arxiv.org/schemas/atom" term="cs.CL" scheme="http://arxiv.org/schemas/atom"/>
+    <category term="cs.CL" scheme="http://arxiv.org/schemas/atom"/><category term="cs.LG" scheme="http://arxiv.org/schemas/atom"/>
+  </entry>""" for aid, title, summary, published in entries)
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom">
+  <title type="html">ArXiv Query</title><id>http://arxiv.org/api/x</id><updated>2024-01-01T00:00:00-05:00</updated>
+  <opensearch:totalResults xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/">{total}</opensearch:totalResults>
+  <opensearch:startIndex xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/">0</opensearch:startIndex>{items}
+</feed>"""
+
+
+@pytest.fixture
+def api():
+    servers: list[Api] = []
+
+    def make(*args, **kwargs) -> Api:
+        servers.append(Api(*args, **kwargs))
+        return servers[-1]
+
+    yield make
+    for server in servers:
+        server.close()
+
+
+class Sleeps(list):
+    """A fake `time.sleep` and the clock it moves: records the waits, so backoff and Retry-After are seen
+    without waiting."""
+
+    now = 0.0
+
+    def __call__(self, seconds: float) -> None:
+        self.append(round(seconds, 2))
+        self.now += seconds
+
+    def clock(self) -> float:
+        return self.now
+
+
+def run(api: Api, tmp_path: Path, jobs, max_requests: int = 100, max_works: int = 1000, sleeps=None, **kwargs):
+    out = kwargs.pop("out", tmp_path / "pulled.jsonl")
+    plan = pull.PullPlan(out, tuple(jobs), max_works, max_requests, "me@example.org", api.base, f"{api.base}/api/query",
+                         **kwargs)
+    warnings: list[str] = []
+    sleeps = sleeps if sleeps is not None else Sleeps()
+    client = ApiClient(max_requests, sleep=sleeps, clock=sleeps.clock)
+    return pull.run_pull(plan, warnings.append, show_progress=False, client=client), warnings
+
+
+def records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+TOPIC = pull.OpenAlexJob(topic="graph neural networks, spectral", since="2020")
+
+
+# --- OpenAlex ----------------------------------------------------------------------------------------------------------
+
+
+def test_openalex_topic_pages_through_cursors_into_an_indexable_corpus(api, tmp_path):
+    gappy = work(3, "Gaps and huge positions")
+    gappy["abstract_inverted_index"] = {"Start": [0], "middle": [7], "end": [10**15], "junk": ["x"]}
+    server = api([work(1, "First work", refs=[2]), work(2, "No abstract", abstract=None), gappy,
+                  work(4, "Fourth work"), work(5, "Fifth work")])
+    report, warnings = run(server, tmp_path, [TOPIC])
+    assert report.complete and not report.stopped and report.total == 5 and report.added == {"openalex": 5}
+    assert report.without_abstract == 1 and report.requests == 3 and warnings == []
+    path, params = server.requests[0]
+    assert path == "/works" and params["cursor"] == "*" and params["per-page"] == "200"
+    assert params["mailto"] == "me@example.org" and "abstract_inverted_index" in params["select"]
+    assert params["filter"] == ("title_and_abstract.search:graph neural networks spectral,"
+                                "from_publication_date:2020-01-01")
+    assert [p["cursor"] for _, p in server.requests] == ["*", "c2", "c4"]
+    rows = {r["id"]: r for r in records(tmp_path / "pulled.jsonl")}
+    assert rows["W1"]["references"] == ["W2"] and rows["W1"]["venue"] == "Journal of Tests"
+    assert rows["W1"]["date"] == "2020-03-04" and rows["W1"]["abstract"] == "Words of the abstract"
+    assert "abstract" not in rows["W2"] and rows["W3"]["abstract"] == "Start middle end"
+    papers = load_papers([tmp_path / "pulled.jsonl"])  # what `index build --corpus` reads
+    assert len(papers) == 5 and papers[0].references == ("W2",) and papers[0].date == "2020-03-04"
+    state = json.loads((tmp_path / "pulled.jsonl.pull-state.json").read_text())
+    assert state["jobs"][TOPIC.key]["done"] is True
+    again, _ = run(server, tmp_path, [TOPIC])  # a finished job is not asked again
+    assert again.requests == 0 and again.total == 5 and again.before == 5
+
+
+def test_429_with_retry_after_500_truncated_body_and_html_page_are_retried(api, tmp_path):
+    server = api([work(1, "Only work")])
+    server.faults = [(429, {"Retry-After": "7"}, b""), (500, JSON, b"{}"), ("truncated",), HTML,
+                     (503, {"Content-Type": "text/html"}, b"<html>down</html>")]
+    sleeps = Sleeps()
+    report, _ = run(server, tmp_path, [TOPIC], sleeps=sleeps)
+    assert report.complete and report.total == 1
+    assert report.requests == 6 and report.rate_limited == 1 and report.retried == 4
+    assert sleeps[:5] == [7.0, 1.0, 2.0, 4.0, 8.0]  # Retry-After, then exponential backoff
+
+
+def test_html_page_forever_stops_with_a_message_and_keeps_the_file(api, tmp_path):
+    server = api([work(1, "Only work")])
+    server.faults = [HTML] * 50
+    report, _ = run(server, tmp_path, [TOPIC])
+    assert not report.complete and "HTML page instead of JSON" in report.stopped and "API base URL" in report.stopped
+    assert report.requests == 6 and (tmp_path / "pulled.jsonl").read_text() == ""
+
+
+def test_429_forever_stops_within_the_budget_keeps_what_it_has_and_resumes(api, tmp_path):
+    server = api([work(n, f"Work number {n}") for n in range(1, 6)])
+    server.faults = [None] + [(429, {"Retry-After": "1"}, b"")] * 100  # one good page, then 429 for ever
+    server.faults[0] = server.answer("/works", {"filter": "", "cursor": "*", "per-page": "200"})
+    report, _ = run(server, tmp_path, [TOPIC], max_requests=6)
+    assert report.stopped.startswith("the request budget of 6 is used up") and "resume" in report.stopped
+    assert report.requests == 6 and report.rate_limited == 5 and report.total == 2
+    assert [r["id"] for r in records(tmp_path / "pulled.jsonl")] == ["W1", "W2"]
+    state = json.loads((tmp_path / "pulled.jsonl.pull-state.json").read_text())
+    assert state["jobs"][TOPIC.key] == {"done": False, "cursor": "c2"}
+    server.faults = []  # the API recovers: the same command goes on from the cursor
+    report, _ = run(server, tmp_path, [TOPIC])
+    assert report.complete and report.total == 5 and report.before == 2 and report.added == {"openalex": 3}
+    assert server.requests[-2][1]["cursor"] == "c2"
+
+
+def test_ten_429_in_a_row_stop_even_with_budget_left(api, tmp_path):
+    server = api([work(1, "Only work")])
+    server.faults = [(429, {}, b"")] * 100
+    sleeps = Sleeps()
+    report, _ = run(server, tmp_path, [TOPIC], max_requests=1000, sleeps=sleeps)
+    assert "429 Too Many Requests 10 times in a row" in report.stopped and report.requests == 10
+    assert sleeps == [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 32.0, 32.0, 32.0]  # no Retry-After: backoff
+
+
+def test_max_works_caps_and_a_larger_limit_goes_on(api, tmp_path):
+    server = api([work(n, f"Work number {n}") for n in range(1, 6)])
+    report, _ = run(server, tmp_path, [TOPIC], max_works=3)
+    assert report.capped and not report.complete and not report.stopped and report.total == 3
+    report, _ = run(server, tmp_path, [TOPIC], max_works=10)
+    assert report.complete and report.total == 5
+
+
+def test_venue_is_resolved_to_its_source_id(api, tmp_path):
+    server = api([work(1, "Only work")])
+    report, _ = run(server, tmp_path, [pull.OpenAlexJob(venue="Neural Information Processing Systems",
+                                                        filter="type:article", until="2021-02")])
+    assert report.complete
+    assert server.requests[0] == ("/sources", {"search": "Neural Information Processing Systems", "per-page": "5",
+                                               "mailto": "me@example.org"})
+    assert server.requests[1][1]["filter"] == "type:article,primary_location.source.id:S1,to_publication_date:2021-02-28"
+
+
+def test_a_rejected_query_is_a_user_error(api, tmp_path):
+    server = api([work(1, "Only work")])
+    with pytest.raises(pull.QueryRejected, match="HTTP 400: Invalid query parameters error.: bogus is not a valid"):
+        run(server, tmp_path, [pull.OpenAlexJob(filter="bogus:1")])
+
+
+# --- arXiv --------------------------------------------------------------------------------------------------------------
+
+
+def test_arxiv_feed_pages_with_three_seconds_between_requests(api, tmp_path, monkeypatch):
+    monkeypatch.setattr(arxiv, "PAGE_SIZE", 2)
+    pages = [atom([("2401.00001v2", "First  preprint", "An abstract.", "2024-01-02T10:00:00Z"),
+                   ("2401.00002v1", "Second preprint", "Another.", "2024-01-03T10:00:00Z")], total=3),
+             atom([("2401.00003v1", "Third preprint", "More.", "2024-01-04T10:00:00Z")], total=3)]
+    server = api([], feed_pages=pages)
+    sleeps = Sleeps()
+    report, _ = run(server, tmp_path, [pull.ArxivJob(("cs.CL", "cs.LG"), since="2024-01", until="2024-01-31")],
+                    sleeps=sleeps)
+    assert report.complete and report.total == 3 and report.added == {"arxiv": 3}
+    assert server.requests[0][1]["search_query"] == "(cat:cs.CL OR cat:cs.LG) AND submittedDate:[202401010000 TO 202401312359]"
+    assert [p["start"] for _, p in server.requests] == ["0", "2"]
+    assert sleeps and all(2.9 <= s <= 3.0 for s in sleeps)
+    first = records(tmp_path / "pulled.jsonl")[0]
+    assert first == {"id": "arXiv:2401.00001", "title": "First preprint", "abstract": "An abstract.", "venue": "arXiv",
+                     "year": 2024, "date": "2024-01-02", "authors": ["Grace Hopper"],
+                     "url": "https://arxiv.org/abs/2401.00001", "arxiv_id": "2401.00001", "categories": ["cs.CL", "cs.LG"]}
+
+
+def test_arxiv_error_entry_is_reported(api, tmp_path):
+    error = atom([], total=1).replace("</feed>", """<entry><id>http://arxiv.org/api/errors#incorrect_id_format</id>
+      <title>Error</title><summary>incorrect id format for 1234</summary></entry></feed>""")
+    server = api([], feed_pages=[error])
+    report, _ = run(server, tmp_path, [pull.ArxivJob(("cs.CL",))])
+    assert "arXiv rejected the query: incorrect id format for 1234" in report.stopped
+
+
+def test_same_work_from_openalex_and_arxiv_is_one_record(api, tmp_path):
+    published = work(1, "Attention with gaps and spans", doi="10.5555/pub.1")
+    published["locations"] = [{"landing_page_url": "https://arxiv.org/abs/2401.00001v3"}]
+    server = api([published], feed_pages=[atom([("2401.00001v1", "Attention with gaps and spans", "Text.",
+                                                 "2024-01-02T10:00:00Z")], total=1)])
+    report, _ = run(server, tmp_path, [TOPIC, pull.ArxivJob(("cs.CL",))])
+    assert report.total == 1 and report.added == {"openalex": 1} and report.merged + report.duplicates == 1
+    (row,) = records(tmp_path / "pulled.jsonl")
+    assert row["id"] == "W1" and row["doi"] == "10.5555/pub.1" and row["arxiv_id"] == "2401.00001"
+    assert set(row["categories"]) == {"cs.CL", "cs.LG"}
+
+
+# --- a project's bibliography ----------------------------------------------------------------------------------------------
+
+BIB = r"""
+@inproceedings{bydoi, title = {Seed found by DOI}, author = {Lovelace, Ada}, year = 2019, doi = {10.1234/SEED.ONE}}
+@article{byarxiv, title = {Seed found by arXiv}, author = {Ada Lovelace}, journal = {arXiv preprint arXiv:1901.00002}, year = 2019}
+@misc{bytitle, title = {Seed {Found} by its Title}, author = {Ada Lovelace}, year = {2018}}
+@book{unknown, title = {A Book OpenAlex Does Not Have}, author = {Nobody}, year = {1970}}
+@misc{notitle, author = {Nobody}, year = {1971}}
+"""
+
+
+def neighbourhood() -> list[dict]:
+    return [
+        work(1, "Seed found by DOI", refs=[10, 11], doi="10.1234/seed.one"),
+        work(2, "Seed found by arXiv", refs=[10, 12], doi="10.48550/arxiv.1901.00002"),
+        work(3, "Seed Found by its Title", refs=[10]),
+        work(10, "Cited by all three seeds", refs=[20]), work(11, "Cited once", refs=[20, 21]),
+        work(12, "Cited once too"),
+        work(20, "Second hop, cited twice"), work(21, "Second hop, cited once"),
+        work(30, "Cites a seed, cited a lot", refs=[1], cited_by=90), work(31, "Cites a seed, rarely cited", refs=[1], cited_by=1),
+    ]
+
+
+def test_bib_neighbourhood_two_hops(api, tmp_path):
+    bib = tmp_path / "refs.bib"
+    bib.write_text(BIB, encoding="utf-8")
+    server = api(neighbourhood())
+    report, _ = run(server, tmp_path, [pull.BibJob((bib,), hops=2, citing_per_work=1)])
+    assert report.complete
+    assert report.bib == {"entries": 5, "by_doi": 1, "by_arxiv": 1, "by_title": 1, "not_found": ["unknown", "notitle"]}
+    ids = [r["id"] for r in records(tmp_path / "pulled.jsonl")]
+    assert ids[:3] == ["W1", "W2", "W3"]
+    assert ids[3] == "W10"  # the frontier is fetched most-cited-by-the-neighbourhood first
+    assert set(ids) == {"W1", "W2", "W3", "W10", "W11", "W12", "W30", "W20", "W21"}  # W31: only the top citing work
+    filters = [p.get("filter", "") for path, p in server.requests if path == "/works"]
+    assert filters[0] == "doi:10.1234/seed.one" and filters[1] == "doi:10.48550/arxiv.1901.00002"
+    assert filters[2] == "title.search:Seed Found by its Title"
+    assert "cites:W1" in filters and all(f != "title.search:" for f in filters)
+
+
+def test_bib_neighbourhood_capped_by_max_works(api, tmp_path):
+    bib = tmp_path / "refs.bib"
+    bib.write_text(BIB, encoding="utf-8")
+    report, _ = run(api(neighbourhood()), tmp_path, [pull.BibJob((bib,), hops=2)], max_works=4)
+    assert report.capped and report.total == 4
+    assert [r["id"] for r in records(tmp_path / "pulled.jsonl")] == ["W1", "W2", "W3", "W10"]
+
+
+def test_bib_without_dois_goes_by_title(api, tmp_path):
+    bib = tmp_path / "plain.bib"
+    bib.write_text("@misc{a, title = {Cited once too}}\n@misc{b, title={Not anywhere at all}}\n", encoding="utf-8")
+    report, _ = run(api(neighbourhood()), tmp_path, [pull.BibJob((bib,), hops=0)])
+    assert report.complete and report.total == 1
+    assert report.bib == {"entries": 2, "by_doi": 0, "by_arxiv": 0, "by_title": 1, "not_found": ["b"]}
+
+
+# --- the command line ---------------------------------------------------------------------------------------------------------
+
+
+def peerlint(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PEERLINT_MAILTO": "me@example.org"}
+    return subprocess.run([sys.executable, "-m", "peerlint", *args], capture_output=True, text=True, cwd=REPO,
+                          env=env, timeout=120)
+
+
+def test_cli_pull_then_429_forever_says_how_to_resume(api, tmp_path):
+    server = api([work(n, f"Work number {n}") for n in range(1, 4)])
+    out = tmp_path / "corpus.jsonl"
+    done = peerlint("corpus", "pull", "--topic", "graphs", "--out", str(out), "--openalex-api-base", server.base,
+                    "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert f"{out}: 3 works (0 before, 3 added: 3 openalex; 0 of them without an abstract)" in done.stdout
+    assert f"peerlint index build --corpus {out}" in done.stdout
+    server.faults = [(429, {"Retry-After": "0"}, b"")] * 100
+    stuck = peerlint("corpus", "pull", "--venue", "NeurIPS", "--out", str(out), "--openalex-api-base", server.base,
+                     "--max-requests", "3", "--json")
+    assert stuck.returncode == 3, stuck.stderr
+    summary = json.loads(stuck.stdout)
+    assert summary["total"] == 3 and summary["requests"] == 3 and "run the same command again" in summary["stopped"]
+    assert "Traceback" not in stuck.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "nothing to pull: pass --topic"),
+    (["--topic", "x", "--since", "last week"], "--since 'last week': write a date as YYYY"),
+    (["--topic", "x", "--max-requests", "0"], "--max-requests must be at least 1"),
+    (["--from-bib", "missing.bib"], "--from-bib missing.bib does not exist"),
+    (["--openalex", "bogus:1"], "answered HTTP 400"),
+])
+def test_cli_bad_input_is_one_line_and_exit_2(api, tmp_path, args, message):
+    server = api([work(1, "Only work")])
+    result = peerlint("corpus", "pull", "--out", str(tmp_path / "c.jsonl"), "--openalex-api-base", server.base, *args)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
