@@ -18,7 +18,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from . import tables as T
-from .macros import DEFINITION_COMMANDS, DefinitionReader, Definitions
+from .macros import DEFINITION_COMMANDS, DefinitionReader, Definitions, match_brace
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,7 @@ _TOKENS = re.compile(
     r"|(?P<begin>\\begin[ \t]*\{(?P<bname>[^{}\\\r\n]*)\})"
     r"|(?P<end>\\end[ \t]*\{(?P<ename>[^{}\\\r\n]*)\})"
     r"|(?P<verb>\\(?:verb|lstinline)(?![a-zA-Z@])\*?)"
+    r"|(?P<bracket>\\twocolumn[ \t]*\[)"
     r"|(?P<url>\\(?:url|nolinkurl|path|href)(?![a-zA-Z@])[ \t]*\{[^{}\r\n]*\})"
     r"|(?P<define>\\(?:" + "|".join(DEFINITION_COMMANDS) + r")(?![a-zA-Z@]))"
     r"|(?P<cond>\\if[a-zA-Z@]*(?![a-zA-Z@]))"
@@ -59,6 +60,28 @@ def _verbatim_end(s: str, name: str, p: int) -> int:
     """End of `\\end{name}` after p (or the end of the text): a verbatim environment's extent."""
     e = re.compile(r"\\end[ \t]*\{" + re.escape(name) + r"\}").search(s, p)
     return e.end() if e else len(s)
+
+
+def _bracket_end(s: str, p: int) -> int:
+    """End of the `[...]` argument whose `[` is just before p (braces and comments skipped)."""
+    depth, n = 1, len(s)
+    while p < n:
+        c = s[p]
+        if c == "\\":
+            p += 2
+            continue
+        if c == "{":
+            p = match_brace(s, p)
+        elif c == "%":
+            p = _line_end(s, p)
+        elif c == "[":
+            depth += 1
+        elif c == "]":
+            depth -= 1
+            if depth == 0:
+                return p + 1
+        p += 1
+    return n
 
 
 def _verb_end(s: str, p: int) -> int | None:
@@ -126,6 +149,7 @@ class _Scan:
     blanks: list[tuple[int, int, int, int]] = field(default_factory=list)  # start, end, open braces, open envs
     doc_begin: tuple[int, int] | None = None
     doc_end: tuple[int, int] | None = None
+    glued: list[tuple[int, int]] = field(default_factory=list)  # bracket arguments: no cut inside
     later: list[tuple[int, int]] = field(default_factory=list)  # masks ahead (`\\else...\\fi` of a true test), innermost last
 
     def begin(self, name: str, a: int, b: int) -> None:
@@ -177,6 +201,8 @@ def _scan(s: str, scope: Definitions) -> _Scan:
             scan.end(m.group("ename").strip(), a, m.end())
         elif kind == "verb":
             skip = _verb_end(s, m.end()) or skip
+        elif kind == "bracket":
+            scan.glued.append((a, _bracket_end(s, m.end())))
         elif kind == "define":
             definition, command, skip = reader.read(a)
             if definition is not None:
@@ -218,7 +244,7 @@ def _cuts(scan: _Scan, in_preamble: bool | None) -> list[tuple[int, int, str]]:
         ne -= bisect_left(unmatched_envs, a)
         if scan.crossed:
             ne -= sum(1 for p, q in scan.crossed if p < a < q)
-        if nb - bisect_left(unmatched_braces, a) <= 0 and ne <= 0:
+        if nb - bisect_left(unmatched_braces, a) <= 0 and ne <= 0 and not any(p < a < q for p, q in scan.glued):
             cuts.append((a, b, ""))
     if scan.doc_begin is not None:
         cuts.append((*scan.doc_begin, "body" if in_preamble is not False else ""))

@@ -16,7 +16,9 @@ What becomes prose
   * `Chunk.section` is the title of the enclosing top-level heading (`\\section`, or
     `\\chapter`/`\\part`; a document without them uses its shallowest heading level), so
     prose under `\\subsection{}` or `\\paragraph{}` inside "Related Work" has section
-    "Related Work".  Sub-level titles are still chunks of kind "section-title".
+    "Related Work".  Sub-level titles are still chunks of kind "section-title".  Untitled
+    prose between the abstract and the first heading has section "Introduction"; a footnote
+    of the abstract, and a file `\\input` inside `\\begin{abstract}`, are in "Abstract".
   * Placeholder words keep sentences readable: inline math -> "[math]", `\\cite...` -> "[cite]"
     (keys go to `Chunk.cites`), `\\ref`-like -> "[ref]", `\\url` -> "[url]", `\\verb` -> "[code]",
     commands configured as "dummy" -> "[dummy]".  Display math, comments, verbatim-like and
@@ -243,7 +245,7 @@ def _shift(ev: Event, base: int) -> Event:
     if isinstance(ev, Para):
         return ev.shifted(base)
     if isinstance(ev, Include):
-        return Include(ev.command, ev.args, ev.pos + base)
+        return Include(ev.command, ev.args, ev.pos + base, ev.kind)
     return ev
 
 
@@ -375,47 +377,61 @@ class ChunkState:
     section: str = ""
     level: int | None = None  # depth of the heading that named `section`
     counters: dict[str, int] = field(default_factory=dict)
+    last_kind: str = ""  # kind of the previous paragraph (a footnote of the abstract is in the abstract)
+    after_abstract: bool = False  # prose after the abstract, before any heading, is the introduction
 
 
 class ChunkMaker:
     """Turns the Paras of one file into Chunks (ranges, sections, cites, magic comments)."""
 
-    def __init__(self, source: str, uri: str, options: ParseOptions, state: ChunkState):
+    def __init__(self, source: str, uri: str, options: ParseOptions, state: ChunkState, kind: str = "paragraph"):
         self.source = source
         self.uri = uri
         self.options = options
         self.state = state
+        self.kind = kind  # what this file's plain paragraphs are: "abstract" for one \input in an abstract
         self.index = line_index(source)
         self.magic = MagicComments(source, self.index)
 
     def add(self, para: Para, out: list[Chunk]) -> None:
-        state = self.state
-        if para.kind == "section-title":
-            if state.level is None or para.level <= state.level:  # a \subsection keeps its \section
-                state.section = _section_name(para.text)
-                state.level = para.level
-            section = state.section
-        elif para.kind == "abstract":
-            section = "Abstract"
-        elif para.kind == "title":
-            section = ""
-        else:
-            section = state.section
-        first = state.counters.get(self.uri, 0)
+        kind = self.kind if para.kind == "paragraph" else para.kind
+        section = self._section(para, kind)
+        self.state.last_kind = kind
+        first = self.state.counters.get(self.uri, 0)
         # Same paragraph at the same place with the same surroundings: the same chunks.  This
         # spares rebuilding the chunks before an edit (after it, offsets have moved anyway).
-        key = (para.base, self.index.position(para.base), self.uri, section, first, self.options.max_tokens,
+        key = (para.base, self.index.position(para.base), self.uri, section, kind, first, self.options.max_tokens,
                self.options.count_tokens, self.magic.intervals)
         memo = para.memo.get("chunks")
         if memo is not None and memo[0] == key:
             chunks = memo[1]
         else:
-            chunks = self._chunks(para, section, first)
+            chunks = self._chunks(para, section, kind, first)
             para.memo["chunks"] = (key, chunks)
         out.extend(chunks)
-        state.counters[self.uri] = first + len(chunks)
+        self.state.counters[self.uri] = first + len(chunks)
 
-    def _chunks(self, para: Para, section: str, first: int) -> list[Chunk]:
+    def _section(self, para: Para, kind: str) -> str:
+        """The enclosing top-level heading; the abstract's own; "Introduction" for the untitled
+        prose between the abstract and the first heading (as many papers open)."""
+        state = self.state
+        if kind == "section-title":
+            if state.level is None or para.level <= state.level:  # a \subsection keeps its \section
+                state.section = _section_name(para.text)
+                state.level = para.level
+            return state.section
+        if kind == "abstract":
+            state.after_abstract = True
+            return "Abstract"
+        if kind == "title":
+            return ""
+        if kind == "footnote" and state.last_kind == "abstract":
+            return "Abstract"
+        if not state.section and state.after_abstract:
+            return "Introduction"
+        return state.section
+
+    def _chunks(self, para: Para, section: str, kind: str, first: int) -> list[Chunk]:
         out: list[Chunk] = []
         base = para.base
         for i0, i1 in _pieces(para, self.options):
@@ -427,7 +443,7 @@ class ChunkMaker:
             cites = tuple(dict.fromkeys(k for i, k in para.cites if i0 <= i < i1)) if para.cites else ()
             out.append(Chunk(
                 text=text, uri=self.uri, section=section, offsets=offsets,
-                range=self.index.range(start, end), kind=para.kind, index=first + len(out), cites=cites,
+                range=self.index.range(start, end), kind=kind, index=first + len(out), cites=cites,
                 disabled=self.magic.disabled(start, end),
             ))
         return out

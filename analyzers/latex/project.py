@@ -109,13 +109,13 @@ class _ProjectWalk:
         self.active: set[Path] = set()  # files being read (an include of one of them is a cycle)
         self.seen: set[Path] = set()
 
-    def visit(self, path: Path, text: str, in_preamble: bool | None, depth: int) -> None:
+    def visit(self, path: Path, text: str, in_preamble: bool | None, depth: int, kind: str = "paragraph") -> None:
         result = self.result
         self.seen.add(path)
         self.active.add(path)
         result.files.append(path)
         try:
-            maker = ChunkMaker(text, path.as_uri(), self.options, self.state)
+            maker = ChunkMaker(text, path.as_uri(), self.options, self.state, kind)
             for ev, pre in file_events(text, self.tables, in_preamble):
                 if isinstance(ev, Para):
                     maker.add(ev, result.chunks)
@@ -178,7 +178,7 @@ class _ProjectWalk:
         for cand in cands:
             child = _try_read(cand, self.read)
             if child is not None:
-                self.visit(cand, child, True if pre else None, depth + 1)
+                self.visit(cand, child, True if pre else None, depth + 1, ev.kind)
                 return
         warnings.append(f"{parent.name}: \\{ev.command}{{{ev.args[-1]}}} not found (looked for {cands[0]})")
 

@@ -68,6 +68,10 @@ CAPTION_COMMANDS = frozenset({"caption", "captionof", "subcaption", "subcaptionb
 INCLUDE_COMMANDS = frozenset({"input", "include", "subfile", "import", "subimport", "inputfrom", "subinputfrom", "includefrom", "subincludefrom"})
 BIB_COMMANDS = frozenset({"bibliography", "addbibresource", "addglobalbib", "addsectionbib"})
 KEEP_LAST_COMMANDS = frozenset({"href", "textcolor", "colorbox", "fcolorbox", "texorpdfstring", "hyperref", "hyperlink", "foreignlanguage", "resizebox", "scalebox", "raisebox"})
+# TeX spacing primitives whose argument is a bare dimension (`\\vskip 0.3in`): dropped with it.
+DIMEN_COMMANDS = frozenset({"vskip", "hskip", "kern", "mskip", "mkern", "hglue", "vglue"})
+# Title commands of venue styles: the paper's title.  Author lists and affiliations are dropped.
+TITLE_COMMANDS = frozenset({"title", "icmltitle"})
 SPACE_COMMANDS = frozenset({"\\", "newline", "linebreak", ",", ";", ":", ">", " ", "quad", "qquad", "enspace", "thinspace", "space", "hfill", "cr", "and", "And", "AND"})
 PAR_COMMANDS = frozenset({"par", "bigskip", "medskip", "smallskip", "newpage", "clearpage", "cleardoublepage", "pagebreak", "maketitle"})
 
@@ -87,7 +91,7 @@ IGNORE_COMMANDS = frozenset(
     acmPrice acmBooktitle acmJournal acmVolume acmNumber acmArticle acmMonth setcopyright
     copyrightyear ccsdesc received renewcaptionname addto crefname Crefname newacronym
     newglossaryentry iclrfinalcopy aclfinalcopy icmltitlerunning icmlsetsymbol icmlaffiliation
-    icmlcorrespondingauthor icmlkeywords printAffiliationsAndNotice vskip hskip kern
+    icmlcorrespondingauthor icmlkeywords printAffiliationsAndNotice icmlauthor icmlEqualContribution
     vfill enlargethispage noindent centering raggedright raggedleft footnotemark
     textsuperscript textsubscript marginpar todo""".split()
 )
@@ -146,7 +150,7 @@ DROP_ENVIRONMENTS = frozenset(
     """tabular tabular* tabularx tabulary tabu longtabu NiceTabular tblr array verbatim
     verbatim* Verbatim BVerbatim LVerbatim lstlisting minted comment filecontents filecontents*
     thebibliography tikzpicture pgfpicture picture axis algorithmic algorithmic* algorithm2e
-    keywords IEEEkeywords CCSXML titlepage alltt spverbatim""".split()
+    keywords IEEEkeywords CCSXML titlepage alltt spverbatim icmlauthorlist""".split()
 )
 # Environments whose contents are not LaTeX at all; the block splitter blanks them out.
 VERBATIM_ENVIRONMENTS = frozenset(
@@ -203,15 +207,22 @@ _MACRO_ARGS = {
     "setcopyright": "{", "copyrightyear": "{", "ccsdesc": "[{", "received": "[{",
     "icmltitlerunning": "{", "icmlsetsymbol": "{{", "icmlaffiliation": "{{",
     "icmlcorrespondingauthor": "{{", "icmlkeywords": "{", "printAffiliationsAndNotice": "{",
+    "icmlauthor": "{{", "icmltitle": "{", "twocolumn": "[",
     "textcolor": "[{{", "colorbox": "[{{", "fcolorbox": "[{[{{", "texorpdfstring": "{{",
     "title": "[{", "author": "[{", "keywords": "{", "enlargethispage": "*{",
     "DeclareGraphicsExtensions": "{",
 }
 
 
+_UNIT = r"(?:\s*(?:true)?(?:pt|pc|in|bp|cm|mm|dd|cc|sp|em|ex|mu|fil{1,3})\b|\s*\\[a-zA-Z@]+)"
+_ONE_DIMEN = r"\s*=?\s*[-+]?\s*(?:(?:\d+(?:[.,]\d*)?|[.,]\d+)" + _UNIT + r"|\\[a-zA-Z@]+)"
+_DIMEN = re.compile(_ONE_DIMEN + r"(?:\s*(?:plus|minus|\\@plus|\\@minus)" + _ONE_DIMEN + r")*")
+
+
 class _RawArgParser(MacroStandardArgsParser):
-    """Reads an argument verbatim: `\\verb|...|` (mode "verb"), `\\url{...}` (mode "braced") or
-    `\\href[opts]{url}{text}` (mode "href").
+    """Reads an argument verbatim: `\\verb|...|` (mode "verb"), `\\url{...}` (mode "braced"),
+    `\\href[opts]{url}{text}` (mode "href") or the TeX dimension of `\\vskip 0.3in plus 1fil`
+    (mode "dimen", which is not prose).
 
     Unlike pylatexenc's own verbatim parser it never runs past the end of the input, and a
     `%` inside a URL is not a comment.
@@ -249,6 +260,9 @@ class _RawArgParser(MacroStandardArgsParser):
                 text = w.make_node(latexwalker.LatexCharsNode, parsing_state=parsing_state,
                                    chars="", pos=stop, len=0)
             return ParsedMacroArgs(argspec="{{", argnlist=[url, text]), pos, stop - pos
+        if self.mode == "dimen":
+            m = _DIMEN.match(s, p)
+            return self._node(w, p, m.end(), pos, m.end(), parsing_state, None)
         if self.mode == "verb":
             if p < n and s[p] == "*":
                 p += 1
@@ -395,7 +409,8 @@ class Tables:
 BUILTIN_COMMANDS = frozenset().union(
     SECTION_COMMANDS, CITE_COMMANDS, NOCITE_COMMANDS, REF_COMMANDS, URL_COMMANDS, FOOTNOTE_COMMANDS,
     CAPTION_COMMANDS, INCLUDE_COMMANDS, BIB_COMMANDS, KEEP_LAST_COMMANDS, SPACE_COMMANDS, PAR_COMMANDS,
-    IGNORE_COMMANDS, EMPTY_COMMANDS, {"title", "abstract", "item", "verb", "lstinline", "begin", "end"},
+    IGNORE_COMMANDS, EMPTY_COMMANDS, DIMEN_COMMANDS, TITLE_COMMANDS,
+    {"abstract", "item", "verb", "lstinline", "begin", "end", "twocolumn"},
 )
 BUILTIN_ENVIRONMENTS = frozenset().union(
     MATH_ENVIRONMENTS, FLOAT_ENVIRONMENTS, DROP_ENVIRONMENTS, VERBATIM_ENVIRONMENTS, LIST_ENVIRONMENTS,
@@ -434,6 +449,7 @@ def build_tables(commands: tuple[tuple[str, str], ...], environments: tuple[tupl
     macro_specs.append(MacroSpec("verb", args_parser=_RawArgParser("verb")))
     macro_specs.append(MacroSpec("href", args_parser=_RawArgParser("href")))
     macro_specs.append(MacroSpec("lstinline", args_parser=_RawArgParser("verb")))
+    macro_specs += [MacroSpec(name, args_parser=_RawArgParser("dimen")) for name in DIMEN_COMMANDS]
     macro_specs += definition_specs()
     env_specs = [EnvironmentSpec(name, args) for name, args in _ENV_ARGS.items()]
     db.add_context_category("peerlint", macros=macro_specs, environments=env_specs, prepend=True)

@@ -50,6 +50,7 @@ class Include:
     command: str  # input | include | subfile | import | subimport ...
     args: tuple[str, ...]
     pos: int
+    kind: str = "paragraph"  # "abstract" for a file included inside the abstract environment
 
 
 @dataclass(frozen=True)

@@ -324,12 +324,18 @@ class _Walker:
         mand = _mandatory(*_args(n))
         if mand:
             self.brk(n.pos)
-            self.emit(self.sub(n.macroname, mand[-1:]))
+            self.emit(self.sub("abstract" if n.macroname == "abstract" else "title", mand[-1:]))
+
+    def twocolumn(self, n) -> None:
+        """ICML's `\\twocolumn[ \\icmltitle{...} ... ]`: the title block is its optional argument."""
+        self.brk(n.pos)
+        self.walk([x for x in _args(n)[1] if x is not None])
+        self.brk(n.pos + n.len)
 
     def include(self, n) -> None:
         self.brk(n.pos)
         pos = self.frame.pin[0] if self.frame.pin else n.pos
-        self.events.append(Include(n.macroname, tuple(self.raw(x).strip() for x in _mandatory(*_args(n))), pos))
+        self.events.append(Include(n.macroname, tuple(self.raw(x).strip() for x in _mandatory(*_args(n))), pos, self.kind))
 
     def bib_resource(self, n) -> None:
         mand = _mandatory(*_args(n))
@@ -498,7 +504,7 @@ class _Walker:
         for x in nodes:
             if isinstance(x, LatexMacroNode):
                 name = x.macroname
-                if name in ("title", "abstract") or name in T.INCLUDE_COMMANDS or name in T.BIB_COMMANDS:
+                if name in T.TITLE_COMMANDS or name == "abstract" or name in T.INCLUDE_COMMANDS or name in T.BIB_COMMANDS:
                     self.macro(x)
                 elif name in _PACKAGE_COMMANDS:
                     self.package(x)
@@ -517,7 +523,8 @@ def _macro_handlers() -> dict:
     order = [
         (T.CITE_COMMANDS, W.cite), (T.REF_COMMANDS, W.placeholder), (T.URL_COMMANDS, W.placeholder),
         (("verb", "lstinline"), W.placeholder), (T.SECTION_COMMANDS, W.section), (T.FOOTNOTE_COMMANDS, W.footnote),
-        (T.CAPTION_COMMANDS, W.caption_macro), (("title", "abstract"), W.title_or_abstract),
+        (T.CAPTION_COMMANDS, W.caption_macro), (T.TITLE_COMMANDS | {"abstract"}, W.title_or_abstract),
+        (("twocolumn",), W.twocolumn), (T.DIMEN_COMMANDS, W.ignore),
         (T.INCLUDE_COMMANDS, W.include), (T.BIB_COMMANDS, W.bib_resource), (T.PAR_COMMANDS, W.par),
         (("item",), W.item), (T.SPACE_COMMANDS, W.space), (T.EMPTY_COMMANDS, W.empty),
         (T.TEXT_COMMANDS, W.text_command), (T.ACCENTS, W.accent_macro), (T.IGNORE_COMMANDS, W.ignore),

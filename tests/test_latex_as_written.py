@@ -1,4 +1,5 @@
-"""A project's own macros, environments and conditionals, as the parser expands them for prose."""
+"""LaTeX as researchers write it: the project's own macros, environments and conditionals,
+author notes, title blocks and spacing commands, as the parser turns them into prose."""
 
 from __future__ import annotations
 
@@ -177,3 +178,80 @@ def test_a_10k_line_package_and_makeatletter_internals_stay_fast(tmp_path):
     project = parse_project(tmp_path / "main.tex")
     assert time.perf_counter() - t0 < 10
     assert [c.text for c in project.chunks] == ["Use d text and x y."]
+
+
+# --- text that is not prose -----------------------------------------------------------------
+
+def test_todo_notes_comment_environments_and_iffalse_stay_out():
+    body = r"""Kept one.\todo[inline,color=red]{Fix this claim} Kept two.\marginpar{margin note}
+\begin{comment}
+A commented-out paragraph.
+\end{comment}
+\iffalse
+\section{Dropped}
+An old draft.
+\fi
+Kept three."""
+    assert texts(doc("\\usepackage{todonotes,comment}", body)) == ["Kept one. Kept two.", "Kept three."]
+
+
+ICML_HEAD = r"""\twocolumn[
+\icmltitle{Optimizing Data Usage via Differentiable Rewards}
+
+% a comment with a ] bracket
+\icmlsetsymbol{equal}{*}
+
+\begin{icmlauthorlist}
+\icmlauthor{Xinyi Wang}{equal,cmu}
+\icmlauthor{Hieu Pham}{equal,cmu,goo}
+\end{icmlauthorlist}
+
+\icmlaffiliation{cmu}{Carnegie Mellon University}
+\icmlcorrespondingauthor{Xinyi Wang}{xinyiw1@cs.cmu.edu}
+\icmlkeywords{Machine Learning, ICML}
+
+\vskip 0.3in
+]
+\printAffiliationsAndNotice{\icmlEqualContribution}
+
+\begin{abstract}
+We optimize data usage.\footnote{Code is online.}
+\end{abstract}
+
+Untitled opening paragraph.
+
+\section{Method}
+Text \vskip -0.1in continues \vspace{2mm} here \hskip 1em plus 1fil and ends."""
+
+
+def test_icml_title_block_gives_the_title_only():
+    chunks = parse_document(doc("\\usepackage{icml2020}", ICML_HEAD), "file:///icml.tex")
+    assert [(c.kind, c.section, c.text) for c in chunks] == [
+        ("title", "", "Optimizing Data Usage via Differentiable Rewards"),
+        ("abstract", "Abstract", "We optimize data usage."),
+        ("footnote", "Abstract", "Code is online."),
+        ("paragraph", "Introduction", "Untitled opening paragraph."),
+        ("section-title", "Method", "Method"),
+        ("paragraph", "Method", "Text continues here and ends."),
+    ]
+
+
+def test_neurips_acl_title_blocks_and_thanks():
+    pre = r"""\title{Verified Calibration\thanks{Funded by a grant.}}
+\author{Ananya Kumar \\ Stanford University \\ \texttt{ananya@cs.stanford.edu} \And
+  Tengyu Ma \\ Stanford \AND Percy Liang\thanks{Equal.}}
+\affiliation{Stanford}
+\date{}"""
+    chunks = parse_document(doc(pre, "\\maketitle\n\\begin{abstract}Abstract text.\\end{abstract}"), "file:///n.tex")
+    assert [(c.kind, c.text) for c in chunks] == [("title", "Verified Calibration"), ("abstract", "Abstract text.")]
+
+
+def test_abstract_read_through_input_is_the_abstract(tmp_path):
+    (tmp_path / "main.tex").write_text(doc("", "\\begin{abstract}\n\\input{abstract}\n\\end{abstract}\n\\input{intro}\n"))
+    (tmp_path / "abstract.tex").write_text("We study things.\n\nSecond abstract paragraph.\n")
+    (tmp_path / "intro.tex").write_text("Opening words.\n\n\\section{Background}\nMore.\n")
+    chunks = parse_project(tmp_path / "main.tex").chunks
+    assert [(c.kind, c.section, c.text) for c in chunks] == [
+        ("abstract", "Abstract", "We study things."), ("abstract", "Abstract", "Second abstract paragraph."),
+        ("paragraph", "Introduction", "Opening words."), ("section-title", "Background", "Background"),
+        ("paragraph", "Background", "More.")]
