@@ -255,3 +255,34 @@ def test_abstract_read_through_input_is_the_abstract(tmp_path):
         ("abstract", "Abstract", "We study things."), ("abstract", "Abstract", "Second abstract paragraph."),
         ("paragraph", "Introduction", "Opening words."), ("section-title", "Background", "Background"),
         ("paragraph", "Background", "More.")]
+
+
+# --- citations as words ---------------------------------------------------------------------
+
+BIB = r"""@inproceedings{rudinger2015script,
+  author = {Rudinger, Rachel and Rastogi, Pushpendra and Ferraro, Francis and Van Durme, Benjamin},
+  title = {Script Induction as Language Modeling}, year = {2015}}
+@article{smith2020, author = {John Smith and M{\"u}ller, Karl}, title = {Two}, year = 2020}
+@misc{deepmind, author = {{DeepMind}}, title = {A Report}}
+@book{vdb, editor = {Ludwig van Beethoven}, title = {Edited}}
+"""
+
+
+def test_author_citations_read_as_names_and_map_to_the_command(tmp_path):
+    (tmp_path / "refs.bib").write_text(BIB)
+    body = r"""\citet{rudinger2015script} frame narrative cloze as generation. \Citet{vdb} and
+\citeauthor{smith2020,deepmind} agree, as \textcite{missing} and others \citep{smith2020} do; \citeposs{deepmind} report.
+
+\bibliography{refs}"""
+    (tmp_path / "main.tex").write_text(doc("\\usepackage{natbib}", body))
+    (c,) = parse_project(tmp_path / "main.tex").chunks
+    assert c.text == ("Rudinger et al. frame narrative cloze as generation. Van Beethoven and Smith and Müller and "
+                      "DeepMind agree, as [cite] and others [cite] do; DeepMind's report.")
+    assert c.cites == ("rudinger2015script", "vdb", "smith2020", "deepmind", "missing")
+    source = (tmp_path / "main.tex").read_text()
+    check_offsets(source, [c])
+    name = "Rudinger et al."
+    assert {c.offsets[i] for i in range(len(name))} == {source.index(r"\citet")}
+    assert c.offsets[len(name)] == source.index(r"\citet") + len(r"\citet{rudinger2015script}")
+    # without the project's .bib the same sentence keeps the neutral placeholder
+    assert parse_document(source, "file:///m.tex")[0].text.startswith("[cite] frame narrative cloze")

@@ -93,6 +93,7 @@ class Definitions:
     envs: dict[str, EnvDef] = field(default_factory=dict)
     aliases: dict[str, str] = field(default_factory=dict)  # `\\let\\a\\b`, `\\newcommand\\newcite{\\citet}`
     switches: dict[str, bool] = field(default_factory=dict)
+    cite_names: dict[str, str] = field(default_factory=dict)  # bib key -> "Rudinger et al." (citations.py)
     version: int = 0  # bumped by every change that can alter a parse
 
     def add(self, d: Definition, command: str) -> None:
@@ -132,7 +133,8 @@ class Definitions:
 
     def key(self) -> tuple:
         """Everything that shapes the parser's tables, hashable (for their cache)."""
-        return tuple(sorted(self.macros.items())), tuple(sorted(self.envs.items())), tuple(sorted(self.aliases.items()))
+        return (tuple(sorted(self.macros.items())), tuple(sorted(self.envs.items())),
+                tuple(sorted(self.aliases.items())), tuple(sorted(self.cite_names.items())))
 
 
 # --- reading definitions with pylatexenc ----------------------------------------------------

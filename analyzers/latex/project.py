@@ -17,9 +17,10 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from .blocks import split_blocks
+from .citations import names_of_bib_texts
 from .macros import Definitions
 from .parse import ChunkMaker, ChunkState, ParseOptions, TablesFor, file_events, parse_document
 from .text import BibResource, Include, Notice, Package, Para
@@ -82,6 +83,10 @@ def _include_candidates(command: str, args: tuple[str, ...], here: Path, root_di
             if p not in out:
                 out.append(p)
     return out
+
+
+def _existing(cands: list[Path]) -> Path | None:
+    return next((c for c in cands if c.is_file()), None)
 
 
 def _bib_candidates(command: str, names: tuple[str, ...], here: Path, root_dir: Path) -> list[list[Path]]:
@@ -154,7 +159,7 @@ class _ProjectWalk:
 
     def bib_resource(self, path: Path, ev: BibResource) -> None:
         for cands in _bib_candidates(ev.command, ev.names, path.parent, self.root_dir):
-            found = next((c for c in cands if c.is_file()), None)
+            found = _existing(cands)
             if found is None:
                 self.result.warnings.append(f"{path.name}: bibliography file {cands[0].name} not found")
             elif found not in self.result.bib_files:
@@ -191,6 +196,9 @@ def parse_project(root: Path, options: ParseOptions | None = None, read: Reader 
     if text is None:
         walk.result.warnings.append(f"cannot read the root file {root}")
     else:
+        # the .bib is named at the end; its author names are needed from the first \citet on
+        bibs = [_try_read(p, walk.read) for p in _bib_files(root, text, walk.read)]
+        walk.scope.cite_names = names_of_bib_texts([b for b in bibs if b])
         walk.visit(root, text, None, 0)
     return walk.result
 
@@ -200,6 +208,7 @@ def parse_project(root: Path, options: ParseOptions | None = None, read: Reader 
 _ROOT_MAGIC = re.compile(r"^[ \t]*%+[ \t]*!\s*TeX\s+root\s*=\s*(.+?)\s*$", re.I | re.M)
 _COMMENT = re.compile(r"(?<!\\)%[^\r\n]*")
 _DOCUMENTCLASS = re.compile(r"\\documentclass\s*(?:\[([^\]]*)\])?\s*\{([^}]*)\}")
+_BIBLIOGRAPHY = re.compile(r"\\(bibliography|addbibresource|addglobalbib|addsectionbib)\s*(?:\[[^\]]*\])?\s*\{([^{}]*)\}")
 _INCLUDES = re.compile(
     r"\\(input|include|subfile)\s*\{([^{}]*)\}"
     r"|\\(import|subimport|inputfrom|subinputfrom|includefrom|subincludefrom)\*?\s*\{([^{}]*)\}\s*\{([^{}]*)\}"
@@ -214,8 +223,10 @@ def _documentclass(text: str) -> re.Match | None:
     return _DOCUMENTCLASS.search(_strip_comments(text[:200_000]))
 
 
-def _includes(root: Path, text: str, target: Path, read: Reader, limit: int = 200) -> bool:
-    """Does `root` include `target`, directly or through other files?"""
+def _include_tree(root: Path, text: str, read: Reader, limit: int = 200) -> Iterator[tuple[Path, str]]:
+    """(path, text) of `root` and of the files it includes, found by a regex over the source
+    (quick, but blind to includes made by macros)."""
+    yield root, text
     todo = [(root, text)]
     visited = {root}
     while todo and len(visited) < limit:
@@ -226,16 +237,32 @@ def _includes(root: Path, text: str, target: Path, read: Reader, limit: int = 20
             else:
                 cands = _include_candidates(m.group(3), (m.group(4), m.group(5)), path.parent, root.parent)
             for cand in cands:
-                if cand == target:
-                    return True
                 if cand in visited:
-                    continue
+                    break
                 child = _try_read(cand, read)
                 if child is not None:
                     visited.add(cand)
                     todo.append((cand, child))
+                    yield cand, child
                     break
-    return False
+
+
+def _includes(root: Path, text: str, target: Path, read: Reader) -> bool:
+    """Does `root` include `target`, directly or through other files?"""
+    return any(path == target for path, _ in _include_tree(root, text, read))
+
+
+def _bib_files(root: Path, text: str, read: Reader) -> list[Path]:
+    """The .bib files the project names, before it is parsed (see `_include_tree`)."""
+    out: list[Path] = []
+    for path, body in _include_tree(root, text, read):
+        for m in _BIBLIOGRAPHY.finditer(_strip_comments(body)):
+            names = tuple(x.strip() for x in m.group(2).split(",") if x.strip())
+            for cands in _bib_candidates(m.group(1), names, path.parent, root.parent):
+                found = _existing(cands)
+                if found is not None and found not in out:
+                    out.append(found)
+    return out
 
 
 def find_root(path: Path, workspace: Path | None = None, read: Reader | None = None) -> Path:

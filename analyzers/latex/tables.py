@@ -400,6 +400,7 @@ class Tables:
     env_definitions: dict[str, EnvDef] = field(default_factory=dict)
     notes: frozenset[str] = frozenset()  # user macros that are author notes: dropped with their arguments
     aliases: dict[str, str] = field(default_factory=dict)  # name -> the command it stands for
+    cite_names: dict[str, str] = field(default_factory=dict)  # bib key -> authors' short name
     templates: dict = field(default_factory=dict, compare=False, repr=False)  # parsed macro bodies
 
 
@@ -423,8 +424,8 @@ _KNOWN_TEXT = frozenset(TEXT_COMMANDS) | frozenset(ACCENTS)
 
 @lru_cache(maxsize=32)
 def build_tables(commands: tuple[tuple[str, str], ...], environments: tuple[tuple[str, str], ...],
-                 macros: tuple[tuple[str, str], ...], definitions: tuple = ((), (), ())) -> Tables:
-    """`definitions` is `Definitions.key()`: the project's (macros, environments, aliases) items."""
+                 macros: tuple[tuple[str, str], ...], definitions: tuple = ((), (), (), ())) -> Tables:
+    """`definitions` is `Definitions.key()`: the project's macros, environments, aliases, cite names."""
     user_cmds = parse_user_commands(dict(commands))
     user_envs = parse_user_environments(dict(environments))
     own = {name: d for name, d in definitions[0] if name not in BUILTIN_COMMANDS and name not in user_cmds}
@@ -464,4 +465,5 @@ def build_tables(commands: tuple[tuple[str, str], ...], environments: tuple[tupl
         spec = db._macros.get(target)
         if spec is not None:
             db._macros[alias] = MacroSpec(alias, args_parser=spec.args_parser)
-    return Tables(user_cmds, user_envs, dict(macros), db, defs, env_defs, note_macros(defs), aliases)
+    return Tables(user_cmds, user_envs, dict(macros), db, defs, env_defs, note_macros(defs), aliases,
+                  dict(definitions[3]))

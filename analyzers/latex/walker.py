@@ -31,6 +31,7 @@ from pylatexenc.latexwalker import (
 )
 
 from . import tables as T
+from .citations import render as render_cite
 from .macros import ARG_NAMES, MAX_EXPANSION_DEPTH, MAX_EXPANSIONS, EnvDef, MacroDef, resolve_markers, template
 from .text import BibResource, Event, Include, Notice, Package, Para, TextBuilder
 
@@ -289,12 +290,10 @@ class _Walker:
     def cite(self, n) -> None:
         cur = self.cur
         mand = _mandatory(*_args(n))
-        keys = _COMMENT_IN_KEYS.sub("", self.raw(mand[-1])) if mand else ""
-        for key in keys.split(","):
-            key = key.strip()
-            if key:
-                cur.cites.append((cur.n, key))
-        cur.synth(T.CITE, n.pos, n.pos + n.len)
+        raw = _COMMENT_IN_KEYS.sub("", self.raw(mand[-1])) if mand else ""
+        keys = [k.strip() for k in raw.split(",") if k.strip()]
+        cur.cites.extend((cur.n, key) for key in keys)
+        cur.synth(render_cite(n.macroname, keys, self.t.cite_names) or T.CITE, n.pos, n.pos + n.len)
 
     def placeholder(self, n) -> None:
         """`\\ref`, `\\url`, `\\verb`: a placeholder word for the whole command."""

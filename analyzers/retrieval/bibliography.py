@@ -22,6 +22,7 @@ class BibEntry:
     key: str
     title: str
     doi: str = ""
+    author: str = ""  # the raw BibTeX author (or editor) field, for "Rudinger et al." in prose
 
 
 def normalise_title(title: str) -> str:
@@ -63,7 +64,7 @@ def parse_bib(text: str) -> list[BibEntry]:
         if m.group(1).lower() in {"string", "preamble", "comment"}:
             continue
         body = text[m.end() : starts[n + 1].start() if n + 1 < len(starts) else len(text)]
-        entries.append(BibEntry(m.group(2), _field(body, "title"), _field(body, "doi").lower()))
+        entries.append(BibEntry(m.group(2), _field(body, "title"), _field(body, "doi").lower(), _field(body, "author") or _field(body, "editor")))
     return entries
 
 
