@@ -71,3 +71,13 @@ def test_unwritable_index_is_a_user_error(tmp_path):
     corpus.write_text('{"id": "a", "title": "T", "abstract": "Some abstract text about things."}\n')
     result = peerlint("index", "build", "--corpus", str(corpus), "--index", "/proc/peerlint-nope", "--quiet")
     assert result.returncode == 2 and "choose another --index" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(index_path):
+    """`peerlint index info --json | head -c 0`: no BrokenPipeError traceback, the status a pipe's writer gets."""
+    proc = subprocess.Popen([sys.executable, "-m", "peerlint", "index", "info", "--json", "--index", str(index_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader is gone before the first write
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert "Traceback" not in err and "BrokenPipe" not in err
