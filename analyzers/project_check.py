@@ -9,7 +9,7 @@ from typing import Callable
 from .retrieval.bibliography import BibEntry, read_bib_files
 from .engine import Engine
 from .latex.parse import ParseOptions
-from .latex.project import find_root, parse_project
+from .latex.project import parse_project, pick_root
 from .types import Chunk, Judgment
 
 
@@ -38,9 +38,11 @@ def read_bibliography(paths: list[Path]) -> list[BibEntry] | None:
 
 
 def check_file(path: Path, engine: Engine, workspace: Path | None = None,
-               read: Callable[[Path], str] | None = None, tier: str = "fast") -> CheckResult:
-    root = find_root(Path(path), workspace, read)
-    project = parse_project(root, parse_options(engine.settings), read)
+               read: Callable[[Path], str] | None = None, tier: str = "fast", root: Path | None = None) -> CheckResult:
+    """`root` overrides the root file found from `path`; a choice among several roots is a warning."""
+    choice = pick_root(Path(path), workspace, read, override=root)
+    project = parse_project(choice.root, parse_options(engine.settings), read)
     bib = read_bibliography(project.bib_files)
     report = engine.run(project.chunks, tier, bib)
-    return CheckResult(root, project.chunks, report.judgments, project.warnings + report.errors, bib)
+    notes = [choice.note] if choice.note else []
+    return CheckResult(choice.root, project.chunks, report.judgments, notes + project.warnings + report.errors, bib)

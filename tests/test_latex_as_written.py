@@ -286,3 +286,62 @@ def test_author_citations_read_as_names_and_map_to_the_command(tmp_path):
     assert c.offsets[len(name)] == source.index(r"\citet") + len(r"\citet{rudinger2015script}")
     # without the project's .bib the same sentence keeps the neutral placeholder
     assert parse_document(source, "file:///m.tex")[0].text.startswith("[cite] frame narrative cloze")
+
+
+# --- project roots and `peerlint chunks` ----------------------------------------------------
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+TWO_ROOTS = {
+    "icml_main.tex": doc("\\newcommand{\\method}{ICML-Net}", "\\input{related_work}"),
+    "iclr2020_conference.tex": doc("\\newcommand{\\method}{ICLR-Net}", "\\input{related_work}"),
+    "related_work.tex": "\\section{Related Work}\nUnlike \\method, prior work is slow.\n",
+}
+
+
+def test_several_roots_claiming_a_file_give_one_deterministic_choice_said_once(tmp_path):
+    from peerlint.analyzers.latex.project import find_root, pick_root
+
+    _tree(tmp_path, TWO_ROOTS)
+    choice = pick_root(tmp_path / "related_work.tex", tmp_path)
+    assert choice.root == tmp_path / "iclr2020_conference.tex"  # first by name, whatever the disk order
+    assert "included by 2 root files" in choice.note and "icml_main.tex" in choice.note and "--root" in choice.note
+    assert find_root(tmp_path / "related_work.tex", tmp_path) == choice.root
+    (tmp_path / ".latexmkrc").write_text("# build the ICML version\n@default_files = ('icml_main.tex');\n")
+    choice = pick_root(tmp_path / "related_work.tex", tmp_path)
+    assert choice.root == tmp_path / "icml_main.tex" and "latexmkrc" in choice.note
+    override = pick_root(tmp_path / "related_work.tex", tmp_path, override=tmp_path / "iclr2020_conference.tex")
+    assert override.root == tmp_path / "iclr2020_conference.tex" and override.note == ""
+    (tmp_path / "related_work.tex").write_text("% !TEX root = iclr2020_conference.tex\n" + TWO_ROOTS["related_work.tex"])
+    assert pick_root(tmp_path / "related_work.tex", tmp_path) == override  # the file's own word wins, silently
+
+
+def _peerlint(*args: str, cwd: Path):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "peerlint", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def test_chunks_command_prints_what_is_judged(tmp_path):
+    import json
+
+    _tree(tmp_path, TWO_ROOTS)
+    out = _peerlint("chunks", "related_work.tex", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert [set(r) for r in rows] == [{"uri", "range", "section", "kind", "cites", "text"}] * 2
+    assert rows[1]["text"] == "Unlike ICLR-Net, prior work is slow." and rows[1]["section"] == "Related Work"
+    assert rows[1]["range"] == {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 35}}
+    assert rows[1]["uri"] == (tmp_path / "related_work.tex").as_uri()
+    assert out.stderr.count("included by 2 root files") == 1
+    chosen = _peerlint("chunks", "related_work.tex", "--root", "icml_main.tex", cwd=tmp_path)
+    assert chosen.returncode == 0 and chosen.stderr == ""
+    assert chosen.stdout.splitlines()[3:5] == ["related_work.tex:2:1-2:36 paragraph [Related Work]",
+                                               "    Unlike ICML-Net, prior work is slow."]
+    missing = _peerlint("chunks", "related_work.tex", "--root", "nope.tex", cwd=tmp_path)
+    assert missing.returncode == 2 and missing.stderr.startswith("peerlint: error: no such file: nope.tex")

@@ -14,6 +14,7 @@ from .common import display_path, index_arg, load_settings, open_index_or_fail, 
 def register(sub) -> None:
     p = sub.add_parser("check", help="diagnose a LaTeX file (or its whole project) and print file:line:col findings")
     p.add_argument("file", type=Path)
+    p.add_argument("--root", type=Path, help="the project's root .tex (default: found from FILE, said when ambiguous)")
     index_arg(p)
     p.add_argument("--settings", type=Path, help="JSON file of settings, as the editor would send them")
     p.add_argument("--json", action="store_true")
@@ -30,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings(args.settings)
     index = open_index_or_fail(args.index or (Path(settings.index_path) if settings.index_path else None))
     engine = Engine(settings, retriever=Retriever(index))
-    result = check_file(args.file, engine, workspace=Path.cwd())
+    result = check_file(args.file, engine, workspace=Path.cwd(), root=args.root)
     for w in result.warnings:
         warn(w)
     rows = sorted(result.judgments, key=lambda j: (j.chunk.uri, j.chunk.range.start.line, j.chunk.range.start.character))

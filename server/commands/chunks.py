@@ -1,0 +1,56 @@
+"""`peerlint chunks FILE`: the prose peerlint reads from a LaTeX project, chunk by chunk.
+
+What every analyzer judges is this text (LTeX+ shows its annotated text for the same reason):
+macros expanded, notes and title blocks left out, citations as names or "[cite]".  Each chunk
+comes with its file, its range (1-based `line:col-line:col` in text, LSP's 0-based positions
+in JSON), section, kind and cite keys.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ...errors import UserError
+from .common import display_path, load_settings, warn
+
+
+def register(sub) -> None:
+    p = sub.add_parser("chunks", help="show the prose peerlint reads from a LaTeX file's project, chunk by chunk")
+    p.add_argument("file", type=Path)
+    p.add_argument("--root", type=Path, help="the project's root .tex (default: found from FILE, said when ambiguous)")
+    p.add_argument("--settings", type=Path, help="JSON file of settings, as the editor would send them")
+    p.add_argument("--json", action="store_true", help="one JSON list of {uri, range, section, kind, cites, text}")
+    p.set_defaults(handler=run)
+
+
+def _position(p) -> dict:
+    return {"line": p.line, "character": p.character}
+
+
+def run(args: argparse.Namespace) -> int:
+    from ...analyzers.latex.project import parse_project, pick_root
+    from ...analyzers.project_check import parse_options
+
+    for path in (args.file, args.root):
+        if path is not None and not path.exists():
+            raise UserError(f"no such file: {path}")
+    choice = pick_root(args.file, Path.cwd(), override=args.root)
+    if choice.note:
+        warn(choice.note)
+    project = parse_project(choice.root, parse_options(load_settings(args.settings)))
+    for w in project.warnings:
+        warn(w)
+    if args.json:
+        print(json.dumps([{"uri": c.uri, "range": {"start": _position(c.range.start), "end": _position(c.range.end)},
+                           "section": c.section, "kind": c.kind, "cites": list(c.cites), "text": c.text}
+                          for c in project.chunks], ensure_ascii=False))
+        return 0
+    for c in project.chunks:
+        start, end = c.range.start, c.range.end
+        cites = f"  cites: {', '.join(c.cites)}" if c.cites else ""
+        print(f"{display_path(c.uri)}:{start.line + 1}:{start.character + 1}-{end.line + 1}:{end.character + 1} "
+              f"{c.kind} [{c.section}]{cites}")
+        print(f"    {c.text}\n")
+    return 0
