@@ -32,4 +32,6 @@ BENCHMARKS = (
     Benchmark("related", "SciPIP related-work retrieval: citation Recall@10..50 per retrieval stage"),
     Benchmark("tournament", "NOVA Swiss tournament on ICLR abstracts: accepted vs rejected (NOVA, Hu et al.)"),
     Benchmark("rinobench", "RINoBench: 1-5 novelty judgments of research ideas, nine metrics (Schopf & Färber)"),
+    Benchmark("coverage", "how many of a LaTeX project's cited works the index holds (DOI, arXiv id, title, author+year)"),
+    Benchmark("ingest", "streaming ingest of a generated 1M-record arXiv-snapshot file: papers/s and peak RSS"),
 )

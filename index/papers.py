@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a million papers of a dump held at once cost ~0.3 GB less
 class Paper:
     """One document of a corpus, normalised from JSONL, CSV, BibTeX or a .tex file."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import email.utils
 import re
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -91,7 +92,7 @@ def snapshot_record_to_paper(record: Mapping[str, Any]) -> Paper:
         date=date,
         doi=normalise_doi(record["doi"]) if isinstance(record.get("doi"), str) else "",
         arxiv_id=arxiv_id,
-        categories=tuple(categories.split()) if isinstance(categories, str) else (),
+        categories=tuple(map(sys.intern, categories.split())) if isinstance(categories, str) else (),
     )
 
 

@@ -33,6 +33,20 @@ def normalise_doi(value: str | None) -> str:
     return match.group(0).rstrip(".,;)]}").lower()
 
 
+_ACL_ANTHOLOGY = re.compile(r"(?:aclanthology\.org|aclweb\.org/anthology)/(?:anthology/)?([A-Z]\d{2}-\d{4}|\d{4}\.[a-z\-]+\.\d+)", re.IGNORECASE)
+
+
+def doi_of_url(url: str | None) -> str:
+    """The DOI a landing page URL stands for: doi.org links, and ACL Anthology pages (10.18653/v1/<id>)."""
+    if not url:
+        return ""
+    if "doi.org/" in url:
+        return normalise_doi(url)
+    if match := _ACL_ANTHOLOGY.search(url):
+        return f"10.18653/v1/{match.group(1).lower()}"
+    return ""
+
+
 def normalise_arxiv_id(value: str | None) -> str:
     """'arXiv:2104.06237v2', 'https://arxiv.org/abs/2104.06237' or '10.48550/arXiv.2104.06237' -> '2104.06237'.
 
@@ -200,6 +214,10 @@ class PaperSet:
     def get(self, paper_id: str) -> Paper | None:
         pos = self._by_id.get(paper_id)
         return None if pos is None else self._papers[pos]
+
+    def position(self, paper_id: str) -> int | None:
+        """Where the paper with this id (or merged into the one with it) is in `papers()`."""
+        return self._by_id.get(paper_id)
 
     def papers(self) -> list[Paper]:
         """The kept papers in arrival order, references to merged-away ids pointed at the kept ones."""

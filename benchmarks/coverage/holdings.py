@@ -1,0 +1,82 @@
+"""Whether a corpus holds a cited work: by DOI, arXiv id, normalised title, then first-author surname + year.
+
+The surname + year step alone would match any 'Wang 2017' of 17k papers, so it also asks for a close
+title: half the distinct words shared (Jaccard >= 0.5) or 90% of the characters in order (a typo such
+as 'Gumble-Softmax'), and a year off by at most one (preprint and proceedings years differ). It catches
+titles that changed between versions, were abbreviated or misspelt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+
+from ...index.ingest.identity import doi_of_url, normalise_arxiv_id, normalise_doi, normalise_title, surname
+from ...index.ingest.latex_sources import CitedWork
+from ...index.papers import Paper
+
+METHODS = ("doi", "arxiv", "title", "author-year")
+MIN_SHARED_WORDS = 0.5
+MIN_SAME_CHARACTERS = 0.9
+
+
+@dataclass(frozen=True)
+class Match:
+    method: str  # one of METHODS
+    paper_id: str
+
+
+class Holdings:
+    """Lookup tables over a corpus's papers, built once per bench run."""
+
+    def __init__(self, papers: Iterable[Paper]) -> None:
+        self.by_doi: dict[str, str] = {}
+        self.by_arxiv: dict[str, str] = {}
+        self.by_title: dict[str, str] = {}
+        self.by_author_year: dict[tuple[str, int], list[tuple[str, str]]] = {}
+        self.size = 0
+        for paper in papers:
+            self.size += 1
+            # an index keeps no DOI field, so the id and the URL are read for one too
+            for doi in (normalise_doi(paper.doi), normalise_doi(paper.id), doi_of_url(paper.url)):
+                if doi:
+                    self.by_doi.setdefault(doi, paper.id)
+            for arxiv in (paper.arxiv_id, normalise_arxiv_id(paper.id), normalise_arxiv_id(paper.url),
+                          normalise_arxiv_id(paper.doi)):
+                if arxiv:
+                    self.by_arxiv.setdefault(arxiv, paper.id)
+            if title := normalise_title(paper.title):
+                self.by_title.setdefault(title, paper.id)
+            if paper.authors and paper.year:
+                key = (surname(paper.authors[0]), paper.year)
+                self.by_author_year.setdefault(key, []).append((normalise_title(paper.title), paper.id))
+
+    def find(self, work: CitedWork) -> Match | None:
+        if work.doi and (pid := self.by_doi.get(work.doi)):
+            return Match("doi", pid)
+        if work.arxiv_id and (pid := self.by_arxiv.get(work.arxiv_id)):
+            return Match("arxiv", pid)
+        if (title := normalise_title(work.title)) and (pid := self.by_title.get(title)):
+            return Match("title", pid)
+        if work.authors and work.year and title:
+            family = surname(work.authors[0])
+            best: tuple[float, str] | None = None
+            for year in (work.year, work.year - 1, work.year + 1):
+                for their_title, pid in self.by_author_year.get((family, year), ()):
+                    closeness = _closeness(title, their_title)
+                    if closeness is not None and (best is None or closeness > best[0]):
+                        best = (closeness, pid)
+            if best is not None:
+                return Match("author-year", best[1])
+        return None
+
+
+def _closeness(title: str, other: str) -> float | None:
+    """How alike two normalised titles are, or None when they are not alike enough to be one work."""
+    words, their_words = set(title.split()), set(other.split())
+    shared = len(words & their_words) / max(len(words | their_words), 1)
+    if shared >= MIN_SHARED_WORDS:
+        return shared
+    same = SequenceMatcher(None, title, other).ratio()
+    return same if same >= MIN_SAME_CHARACTERS else None

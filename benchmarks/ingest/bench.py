@@ -1,0 +1,110 @@
+"""`peerlint bench ingest`: streaming ingest of a large arXiv-snapshot file, its speed and peak memory.
+
+The arXiv OAI snapshot holds ~2.5M records; peerlint must read such a dump without holding the file.
+The bench writes an arXiv-layout file of `--records` records recycled from the shipped abstracts (ids,
+dates and categories made up, one category in eight cs.CL), then reads it three ways, each in a fresh
+process so each peak RSS is its own: `stream` (read_corpus, counting), `load` (load_papers: every paper
+held, deduplicated, as `index build` does before embedding) and `load --where category=cs.CL`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import time
+from pathlib import Path
+
+CATEGORIES = ("cs.CL", "cs.LG", "cs.CV", "stat.ML", "math.OC", "cs.AI", "physics.comp-ph", "q-bio.NC")
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+PER_MONTH = 90_000  # arXiv ids are YYMM.NNNNN
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of this command (called while the CLI parser is built: keep imports light)."""
+    parser.add_argument("--records", type=int, default=1_000_000, help="records in the generated file (default: 1M)")
+    parser.add_argument("--work", type=Path, default=None,
+                        help="folder for the generated file (default: ~/.cache/peerlint/bench-ingest); reused when "
+                             "it already holds a file of that size")
+    parser.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON results")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ...errors import UserError
+    from ..harness.results import print_table, write_result
+
+    if args.records < 1:
+        raise UserError("--records must be at least 1")
+    work = args.work or _cache_dir()
+    work.mkdir(parents=True, exist_ok=True)
+    path = work / f"arxiv-snapshot-{args.records}.jsonl"
+    t0 = time.perf_counter()
+    if not path.exists():
+        _generate(path, args.records)
+    generated_s = time.perf_counter() - t0
+    rows, runs = [], {}
+    context = multiprocessing.get_context("spawn")  # a fresh interpreter: its peak RSS is the reading's alone
+    for mode, where in (("stream", ()), ("load", ()), ("load", ("category=cs.CL",))):
+        with context.Pool(1) as pool:
+            result = pool.apply(_measure, (str(path), mode, where))
+        label = mode + (f" --where {' '.join(where)}" if where else "")
+        runs[label] = result
+        rows.append([label, result["papers"], result["seconds"], round(result["papers"] / result["seconds"]),
+                     result["peak_rss_mb"]])
+    print_table(rows, ["read", "papers", "seconds", "papers/s", "peak RSS MB"],
+                title=f"Ingest of {args.records:,} arXiv-snapshot records ({path.stat().st_size / 1e9:.2f} GB)")
+    payload = {"dataset": {"file": str(path), "records": args.records, "bytes": path.stat().st_size,
+                           "generated_from": "index/data/proceedings.jsonl.xz (abstracts recycled)"},
+               "generate_seconds": round(generated_s, 1), "runs": runs, "target": {"peak_rss_mb": 2048}}
+    out = write_result(args.out, "ingest", payload)
+    print(f"\nwrote {out}")
+    return 0
+
+
+def _cache_dir() -> Path:
+    from ...index.embedding.embedder import cache_root
+
+    return cache_root() / "bench-ingest"
+
+
+def _generate(path: Path, records: int) -> None:
+    """An arXiv OAI snapshot file: the layout of Kaggle's arxiv-metadata-oai-snapshot.json, one record a line."""
+    from ...index.ingest.load import default_corpus_path, read_corpus
+
+    shipped = list(read_corpus([default_corpus_path()]))
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w", encoding="utf-8") as sink:
+        for i in range(records):
+            paper = shipped[i % len(shipped)]
+            month = i // PER_MONTH
+            year, mon = 2007 + month // 12, month % 12
+            authors = [name.rsplit(" ", 1) for name in paper.authors] or [["Anonymous"]]
+            record = {
+                "id": f"{year % 100:02d}{mon + 1:02d}.{i % PER_MONTH + 1:05d}", "submitter": None,
+                "authors": ", ".join(paper.authors), "title": f"{paper.title} (part {i // len(shipped) + 1})",
+                "comments": None, "journal-ref": None, "doi": None, "report-no": None,
+                "categories": CATEGORIES[i % len(CATEGORIES)] + (" cs.LG" if i % 3 == 0 else ""),
+                "license": None, "abstract": paper.abstract,
+                "versions": [{"version": "v1", "created": f"Mon, {1 + i % 28} {MONTHS[mon]} {year} 10:00:00 GMT"}],
+                "update_date": f"{year}-{mon + 1:02d}-{1 + i % 28:02d}",
+                "authors_parsed": [[parts[-1], parts[0] if len(parts) > 1 else "", ""] for parts in authors],
+            }
+            sink.write(json.dumps(record) + "\n")
+    os.replace(tmp, path)
+
+
+def _measure(path: str, mode: str, where: tuple[str, ...]) -> dict:
+    """One reading in this (fresh) process: papers, seconds and this process's peak RSS."""
+    import resource
+
+    from ...index.ingest.load import load_papers, read_corpus
+
+    t0 = time.perf_counter()
+    warnings: list[str] = []
+    if mode == "stream":
+        papers = sum(1 for _ in read_corpus([path], warn=warnings.append, where=where))
+    else:
+        papers = len(load_papers([path], warn=warnings.append, where=where))
+    return {"papers": papers, "seconds": round(time.perf_counter() - t0, 1), "warnings": len(warnings),
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}

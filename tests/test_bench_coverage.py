@@ -1,0 +1,37 @@
+"""`peerlint bench coverage`: a real LaTeX project's citations looked up in a corpus, by each method."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from peerlint.server.cli import main
+
+REAL = Path(__file__).resolve().parent / "data" / "real"
+
+
+def test_coverage_of_a_real_project_by_each_method(tmp_path, capsys):
+    corpus = tmp_path / "corpus.jsonl"
+    rows = [
+        {"id": "doi-one", "title": "Some other title", "doi": "10.1109/MCSE.2007.55"},  # matplotlib, by DOI
+        {"id": "arXiv:1801.10130", "title": "Renamed spherical paper"},  # cohen2018sphericalcnn, by arXiv id
+        {"id": "x1", "title": "Spherical convolutions and their application in molecular modelling"},  # by title
+        {"id": "x2", "title": "Learning Spherical Convolution for Fast Features from 360° Imagery (extended)",
+         "authors": ["Yu-Chuan Su", "Kristen Grauman"], "year": 2018},  # su2017sphericalcnn, author + year
+        {"id": "x3", "title": "Learning spherical convolution for fast features", "authors": ["Someone Else"],
+         "year": 2017},  # same words, another first author: no match
+    ]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "results"
+    assert main(["bench", "coverage", "--from-latex", str(REAL / "iclr2020-deepsphere"), str(REAL / "README.md"),
+                 "--corpus", str(corpus), "--out", str(out), "--missing"]) == 0
+    printed = capsys.readouterr()
+    assert "README.md is neither a folder nor a .tex file; skipped" in printed.err
+    assert "iclr2020-deepsphere: missing numpy: The NumPy array" in printed.out
+    (result,) = [json.loads(p.read_text()) for p in out.glob("coverage-*.json")]
+    (project,) = result["projects"]
+    assert project["root"].endswith("iclr2020-deepsphere/main.tex")
+    assert project["cited"] == 31 and project["in_bib"] == 30 and project["unresolved_keys"] == ["driscoll1994Fouriersphere"]
+    assert project["held"] == {"doi": 1, "arxiv": 1, "title": 1, "author-year": 1}
+    assert abs(project["coverage"] - 4 / 30) < 1e-9
+    assert result["dataset"]["papers"] == 5 and result["commit"] and result["command"]
