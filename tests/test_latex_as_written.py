@@ -345,3 +345,13 @@ def test_chunks_command_prints_what_is_judged(tmp_path):
                                                "    Unlike ICML-Net, prior work is slow."]
     missing = _peerlint("chunks", "related_work.tex", "--root", "nope.tex", cwd=tmp_path)
     assert missing.returncode == 2 and missing.stderr.startswith("peerlint: error: no such file: nope.tex")
+
+
+def test_glossary_acronyms_read_as_their_short_form():
+    pre = r"""\usepackage[acronym]{glossaries}
+\newacronym{ml}{ML}{machine learning}
+\newacronym[plural=CNNs]{cnn}{CNN}{convolutional neural network}
+\newacronym{mtcnn}{MTCNN}{\emph{multi-task \gls{cnn}}}"""
+    body = r"""\section{Bias in \gls{ml}}
+\Gls{ml} uses \glspl{cnn}; \acrlong{ml} (\acrshort{ml}) and \acrfull{mtcnn}\glsunset{ml} or \gls{unknown}."""
+    assert texts(doc(pre, body)) == ["Bias in ML", "ML uses CNNs; machine learning (ML) and multi-task CNN (MTCNN) or unknown."]

@@ -287,16 +287,30 @@ def _masked(s: str, masks: list[tuple[int, int]]) -> str:
     return "".join(parts)
 
 
-def split_blocks(source: str, in_preamble: bool | None = None,
-                 scope: Definitions | None = None) -> tuple[str, list[Block]]:
+def _unclosed(s: str, scan: _Scan, problems: list[str]) -> None:
+    def line(p: int) -> int:
+        return s.count("\n", 0, p) + 1
+
+    if scan.braces:
+        problems.append(f"line {line(scan.braces[0])}: '{{' is never closed")
+    if scan.envs:
+        name, p = min(scan.envs, key=lambda e: e[1])
+        problems.append(f"line {line(p)}: \\begin{{{name}}} is never ended")
+
+
+def split_blocks(source: str, in_preamble: bool | None = None, scope: Definitions | None = None,
+                 problems: list[str] | None = None) -> tuple[str, list[Block]]:
     """Return (masked source, blocks).  The masked source has the same length as `source`;
     verbatim-like regions are replaced by spaces so that offsets stay exact.
 
     A blank line splits blocks when no *matched* brace pair or environment is open there:
     an unclosed `{` or `\\begin{x}` (common while typing) does not glue the rest of the
-    document into one block.  `scope` receives the file's definitions (see the module docstring).
+    document into one block.  `scope` receives the file's definitions (see the module docstring);
+    `problems` the first brace and the first environment that are never closed.
     """
     scan = _scan(source, scope if scope is not None else Definitions())
+    if problems is not None:
+        _unclosed(source, scan, problems)
     preamble = (scan.doc_begin is not None) if in_preamble is None else in_preamble
     blocks = _blocks(source, _cuts(scan, in_preamble), preamble)
     return _masked(source, scan.masks), blocks

@@ -76,13 +76,22 @@ class Alias:
 
 
 @dataclass(frozen=True)
+class Acronym:
+    """`\\newacronym{key}{short}{long}` (glossaries): `\\gls{key}` reads `short`."""
+
+    key: str
+    short: str
+    long: str
+
+
+@dataclass(frozen=True)
 class Switch:
     """`\\newif\\ifname`: `\\nametrue` / `\\namefalse` set it, `\\ifname` tests it."""
 
     name: str
 
 
-Definition = MacroDef | EnvDef | Alias | Switch
+Definition = MacroDef | EnvDef | Alias | Switch | Acronym
 
 
 @dataclass
@@ -94,11 +103,17 @@ class Definitions:
     aliases: dict[str, str] = field(default_factory=dict)  # `\\let\\a\\b`, `\\newcommand\\newcite{\\citet}`
     switches: dict[str, bool] = field(default_factory=dict)
     cite_names: dict[str, str] = field(default_factory=dict)  # bib key -> "Rudinger et al." (citations.py)
+    acronyms: dict[str, Acronym] = field(default_factory=dict)
     version: int = 0  # bumped by every change that can alter a parse
 
     def add(self, d: Definition, command: str) -> None:
         if isinstance(d, Switch):
             self.switches.setdefault(d.name, False)
+            return
+        if isinstance(d, Acronym):
+            if self.acronyms.get(d.key) != d:
+                self.acronyms[d.key] = d
+                self.version += 1
             return
         if isinstance(d, MacroDef) and not d.nargs and _CONTROL_WORD.fullmatch(d.body.strip()):
             d = Alias(d.name, d.body.strip()[1:])  # \newcommand\newcite{\citet}: takes \citet's arguments
@@ -134,7 +149,8 @@ class Definitions:
     def key(self) -> tuple:
         """Everything that shapes the parser's tables, hashable (for their cache)."""
         return (tuple(sorted(self.macros.items())), tuple(sorted(self.envs.items())),
-                tuple(sorted(self.aliases.items())), tuple(sorted(self.cite_names.items())))
+                tuple(sorted(self.aliases.items())), tuple(sorted(self.cite_names.items())),
+                tuple(sorted(self.acronyms.items())))
 
 
 # --- reading definitions with pylatexenc ----------------------------------------------------
@@ -151,6 +167,7 @@ DEFINITION_COMMANDS = {
     **dict.fromkeys(("def", "gdef", "edef", "xdef"), "def"),
     "let": "let",
     "newif": "newif",
+    "newacronym": "acronym",
 }
 
 
@@ -207,10 +224,13 @@ class _Reader:
         return m.start(), m.end()
 
     def braced(self) -> tuple[int, int] | None:
+        """A balanced `{...}`; a brace never closed is no argument (it would swallow the file)."""
         self.ws()
         if self.p >= len(self.s) or self.s[self.p] != "{":
             return None
         q = match_brace(self.s, self.p)
+        if q >= len(self.s):
+            return None
         span = (self.p + 1, q)
         self.p = min(q + 1, len(self.s))
         return span
@@ -241,7 +261,8 @@ class _Reader:
 class DefinitionArgs(MacroStandardArgsParser):
     """pylatexenc arguments of a definition command, each read as raw text (a chars node)."""
 
-    _SPECS = {"command": "*{[[{", "environment": "*{[[{{", "operator": "*{{", "def": "{{{", "let": "{{", "newif": "{"}
+    _SPECS = {"command": "*{[[{", "environment": "*{[[{{", "operator": "*{{", "def": "{{{", "let": "{{", "newif": "{",
+              "acronym": "[{{{"}
 
     def __init__(self, shape: str):
         super().__init__(argspec=self._SPECS[shape])
@@ -275,6 +296,8 @@ class DefinitionArgs(MacroStandardArgsParser):
             return [name, r.cs()] if name else None
         if shape == "newif":
             return [r.cs()]
+        if shape == "acronym":
+            return [r.bracket(), r.braced(), r.braced(), r.braced()]
         star = (r.p, r.p + 1) if r.char("*") else None
         name = r.name()
         if name is None:
@@ -283,7 +306,7 @@ class DefinitionArgs(MacroStandardArgsParser):
             return [star, name, r.braced()]
         nargs, default = r.bracket(), r.bracket()
         bodies = [r.braced() or r.cs() for _ in range(2 if shape == "environment" else 1)]
-        return [star, name, nargs, default, *bodies]
+        return [star, name, nargs, default, *bodies] if None not in bodies else None
 
 
 def definition_specs() -> list[MacroSpec]:
@@ -302,6 +325,9 @@ def read_definition(node) -> Definition | None:
     if shape is None or d is None or not d.argnlist:
         return None
     raw = [None if a is None else a.chars for a in d.argnlist]
+    if shape == "acronym":
+        key = (raw[1] or "").strip()
+        return Acronym(key, raw[2] or key, raw[3] or raw[2] or key) if key else None
     if shape == "newif":
         name = _cs_name(raw[0] or "")
         return Switch(name[2:]) if name and name.startswith("if") and len(name) > 2 else None

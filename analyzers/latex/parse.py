@@ -113,7 +113,7 @@ class ParseOptions:
 
     def tables(self, definitions: Definitions | None = None) -> T.Tables:
         return T.build_tables(tuple(sorted(self.commands.items())), tuple(sorted(self.environments.items())),
-                              tuple(sorted(self.macros.items())), definitions.key() if definitions else ((), (), (), ()))
+                              tuple(sorted(self.macros.items())), definitions.key() if definitions else ((), (), (), (), ()))
 
 
 class TablesFor:
@@ -264,7 +264,10 @@ def file_events(source: str, tables: TablesFor, in_preamble: bool | None) -> Ite
         for ev in crude_block(source[start:], False):
             yield _shift(ev, start), False
         return
-    masked, blocks = split_blocks(source, in_preamble, tables.scope)
+    problems: list[str] = []
+    masked, blocks = split_blocks(source, in_preamble, tables.scope, problems)
+    for problem in problems:
+        yield Notice(problem), bool(in_preamble)
     for blk in blocks:
         for ev in _walk_cached(masked[blk.start:blk.end], blk.preamble, tables()):
             yield _shift(ev, blk.start), blk.preamble

@@ -33,6 +33,7 @@ class ProjectParse:
     warnings: list[str] = field(default_factory=list)
     bib_files: list[Path] = field(default_factory=list)
     packages: list[Path] = field(default_factory=list)  # the project's own .sty/.cls, read for definitions
+    notes: list[str] = field(default_factory=list)  # the project's macros read as author notes (left out)
 
 
 class _ProjectWalk:
@@ -135,6 +136,9 @@ def parse_project(root: Path, options: ParseOptions | None = None, read: Reader 
         bibs = [try_read(p, walk.read) for p in bib_files(root, text, walk.read)]
         walk.scope.cite_names = names_of_bib_texts([b for b in bibs if b])
         walk.visit(root, text, None, 0)
+        walk.result.notes = sorted(walk.tables().notes)
+        if not walk.result.chunks and not walk.result.warnings:
+            walk.warn(f"no prose in {root.name} or the files it includes; is it the project's root file?")
     return walk.result
 
 

@@ -60,7 +60,8 @@ CITE_COMMANDS = frozenset(
 NOCITE_COMMANDS = frozenset({"nocite"})
 REF_COMMANDS = frozenset(
     """ref eqref autoref Autoref cref Cref pageref nameref vref Vref cpageref Cpageref labelcref
-    crefrange Crefrange cpagerefrange subref fref Fref""".split()
+    crefrange Crefrange cpagerefrange subref fref Fref thefigure thetable thesection thesubsection
+    theequation thepage thechapter thealgorithm""".split()
 )
 URL_COMMANDS = frozenset({"url", "nolinkurl", "path"})
 FOOTNOTE_COMMANDS = frozenset({"footnote", "footnotetext", "tablefootnote"})
@@ -68,6 +69,21 @@ CAPTION_COMMANDS = frozenset({"caption", "captionof", "subcaption", "subcaptionb
 INCLUDE_COMMANDS = frozenset({"input", "include", "subfile", "import", "subimport", "inputfrom", "subinputfrom", "includefrom", "subincludefrom"})
 BIB_COMMANDS = frozenset({"bibliography", "addbibresource", "addglobalbib", "addsectionbib"})
 KEEP_LAST_COMMANDS = frozenset({"href", "textcolor", "colorbox", "fcolorbox", "texorpdfstring", "hyperref", "hyperlink", "foreignlanguage", "resizebox", "scalebox", "raisebox"})
+# glossaries/acronym commands: name -> (form, case, plural); `\\gls` reads the short form (first-use
+# expansion is not tracked: it would tie every paragraph to all before it)
+GLOSSARY_COMMANDS = {
+    **{name: ("short", "", False) for name in ("gls", "ac", "acs", "acrshort", "glsentryshort", "glsxtrshort")},
+    **{name: ("short", "cap", False) for name in ("Gls", "Ac", "Acs", "Acrshort")},
+    **{name: ("short", "", True) for name in ("glspl", "acp", "acsp", "acrshortpl")},
+    **{name: ("short", "cap", True) for name in ("Glspl", "Acp")},
+    "GLS": ("short", "upper", False), "GLSpl": ("short", "upper", True),
+    **{name: ("long", "", False) for name in ("acrlong", "acl", "glsentrylong", "glsxtrlong")},
+    **{name: ("long", "cap", False) for name in ("Acrlong", "Acl")},
+    **{name: ("long", "", True) for name in ("acrlongpl", "aclp")},
+    **{name: ("full", "", False) for name in ("acrfull", "acf", "glsxtrfull")},
+    **{name: ("full", "cap", False) for name in ("Acrfull", "Acf")},
+}
+
 # TeX spacing primitives whose argument is a bare dimension (`\\vskip 0.3in`): dropped with it.
 DIMEN_COMMANDS = frozenset({"vskip", "hskip", "kern", "mskip", "mkern", "hglue", "vglue"})
 # Title commands of venue styles: the paper's title.  Author lists and affiliations are dropped.
@@ -92,6 +108,8 @@ IGNORE_COMMANDS = frozenset(
     copyrightyear ccsdesc received renewcaptionname addto crefname Crefname newacronym
     newglossaryentry iclrfinalcopy aclfinalcopy icmltitlerunning icmlsetsymbol icmlaffiliation
     icmlcorrespondingauthor icmlkeywords printAffiliationsAndNotice icmlauthor icmlEqualContribution
+    glsunset glsreset glsresetall glsunsetall glsdisablehyper makeglossaries printglossaries
+    printglossary acresetall acreset
     vfill enlargethispage noindent centering raggedright raggedleft footnotemark
     textsuperscript textsubscript marginpar todo""".split()
 )
@@ -207,7 +225,8 @@ _MACRO_ARGS = {
     "setcopyright": "{", "copyrightyear": "{", "ccsdesc": "[{", "received": "[{",
     "icmltitlerunning": "{", "icmlsetsymbol": "{{", "icmlaffiliation": "{{",
     "icmlcorrespondingauthor": "{{", "icmlkeywords": "{", "printAffiliationsAndNotice": "{",
-    "icmlauthor": "{{", "icmltitle": "{", "twocolumn": "[",
+    "icmlauthor": "{{", "icmltitle": "{", "twocolumn": "[", "glsunset": "{", "glsreset": "{", "acreset": "{",
+    "printglossary": "[", **{name: "[{[" for name in GLOSSARY_COMMANDS},
     "textcolor": "[{{", "colorbox": "[{{", "fcolorbox": "[{[{{", "texorpdfstring": "{{",
     "title": "[{", "author": "[{", "keywords": "{", "enlargethispage": "*{",
     "DeclareGraphicsExtensions": "{",
@@ -401,6 +420,7 @@ class Tables:
     notes: frozenset[str] = frozenset()  # user macros that are author notes: dropped with their arguments
     aliases: dict[str, str] = field(default_factory=dict)  # name -> the command it stands for
     cite_names: dict[str, str] = field(default_factory=dict)  # bib key -> authors' short name
+    acronyms: dict = field(default_factory=dict)  # glossaries key -> macros.Acronym
     templates: dict = field(default_factory=dict, compare=False, repr=False)  # parsed macro bodies
 
 
@@ -410,7 +430,7 @@ class Tables:
 BUILTIN_COMMANDS = frozenset().union(
     SECTION_COMMANDS, CITE_COMMANDS, NOCITE_COMMANDS, REF_COMMANDS, URL_COMMANDS, FOOTNOTE_COMMANDS,
     CAPTION_COMMANDS, INCLUDE_COMMANDS, BIB_COMMANDS, KEEP_LAST_COMMANDS, SPACE_COMMANDS, PAR_COMMANDS,
-    IGNORE_COMMANDS, EMPTY_COMMANDS, DIMEN_COMMANDS, TITLE_COMMANDS,
+    IGNORE_COMMANDS, EMPTY_COMMANDS, DIMEN_COMMANDS, TITLE_COMMANDS, GLOSSARY_COMMANDS,
     {"abstract", "item", "verb", "lstinline", "begin", "end", "twocolumn"},
 )
 BUILTIN_ENVIRONMENTS = frozenset().union(
@@ -424,8 +444,8 @@ _KNOWN_TEXT = frozenset(TEXT_COMMANDS) | frozenset(ACCENTS)
 
 @lru_cache(maxsize=32)
 def build_tables(commands: tuple[tuple[str, str], ...], environments: tuple[tuple[str, str], ...],
-                 macros: tuple[tuple[str, str], ...], definitions: tuple = ((), (), (), ())) -> Tables:
-    """`definitions` is `Definitions.key()`: the project's macros, environments, aliases, cite names."""
+                 macros: tuple[tuple[str, str], ...], definitions: tuple = ((), (), (), (), ())) -> Tables:
+    """`definitions` is `Definitions.key()`: the project's macros, environments, aliases, cite names, acronyms."""
     user_cmds = parse_user_commands(dict(commands))
     user_envs = parse_user_environments(dict(environments))
     own = {name: d for name, d in definitions[0] if name not in BUILTIN_COMMANDS and name not in user_cmds}
@@ -466,4 +486,4 @@ def build_tables(commands: tuple[tuple[str, str], ...], environments: tuple[tupl
         if spec is not None:
             db._macros[alias] = MacroSpec(alias, args_parser=spec.args_parser)
     return Tables(user_cmds, user_envs, dict(macros), db, defs, env_defs, note_macros(defs), aliases,
-                  dict(definitions[3]))
+                  dict(definitions[3]), dict(definitions[4]))

@@ -287,6 +287,22 @@ class _Walker:
         if n.macro_post_space:
             self.cur.sp(b - len(n.macro_post_space), b)
 
+    def glossary(self, n) -> None:
+        """`\\gls{key}`: the acronym's short form (`\\acrlong`: long, `\\acrfull`: "long (short)")."""
+        mand = _mandatory(*_args(n))
+        entry = self.t.acronyms.get(self.raw(mand[0]).strip()) if mand else None
+        if entry is None:
+            self.walk(mand[:1])  # an unknown key is at least its own name
+            return
+        form, case, plural = T.GLOSSARY_COMMANDS[n.macroname]
+        text = {"short": entry.short, "long": entry.long, "full": f"{entry.long} ({entry.short})"}[form]
+        text += "s" if plural else ""
+        if case == "upper":
+            text = text.upper()
+        elif case == "cap":
+            text = text[:1].upper() + text[1:]
+        self.expand(n.macroname, text, 0, None, [], (n.pos, n.pos + n.len))
+
     def cite(self, n) -> None:
         cur = self.cur
         mand = _mandatory(*_args(n))
@@ -526,7 +542,7 @@ def _macro_handlers() -> dict:
         (("twocolumn",), W.twocolumn), (T.DIMEN_COMMANDS, W.ignore),
         (T.INCLUDE_COMMANDS, W.include), (T.BIB_COMMANDS, W.bib_resource), (T.PAR_COMMANDS, W.par),
         (("item",), W.item), (T.SPACE_COMMANDS, W.space), (T.EMPTY_COMMANDS, W.empty),
-        (T.TEXT_COMMANDS, W.text_command), (T.ACCENTS, W.accent_macro), (T.IGNORE_COMMANDS, W.ignore),
+        (T.GLOSSARY_COMMANDS, W.glossary), (T.TEXT_COMMANDS, W.text_command), (T.ACCENTS, W.accent_macro), (T.IGNORE_COMMANDS, W.ignore),
         (T.NOCITE_COMMANDS, W.ignore), (T.KEEP_LAST_COMMANDS, W.keep_last), (ARG_NAMES, W.argument),
     ]
     out: dict = {}
