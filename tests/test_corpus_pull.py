@@ -252,7 +252,7 @@ def test_429_forever_stops_within_the_budget_keeps_what_it_has_and_resumes(api, 
     assert report.requests == 6 and report.rate_limited == 5 and report.total == 2
     assert [r["id"] for r in records(tmp_path / "pulled.jsonl")] == ["W1", "W2"]
     state = json.loads((tmp_path / "pulled.jsonl.pull-state.json").read_text())
-    assert state["jobs"][TOPIC.key] == {"done": False, "cursor": "c2"}
+    assert state["jobs"][TOPIC.key] == {"done": False, "cursor": "c2", "newest": "2020-03-04"}
     server.faults = []  # the API recovers: the same command goes on from the cursor
     report, _ = run(server, tmp_path, [TOPIC])
     assert report.complete and report.total == 5 and report.before == 2 and report.added == {"openalex": 3}
@@ -274,6 +274,17 @@ def test_max_works_caps_and_a_larger_limit_goes_on(api, tmp_path):
     assert report.capped and not report.complete and not report.stopped and report.total == 3
     report, _ = run(server, tmp_path, [TOPIC], max_works=10)
     assert report.complete and report.total == 5
+
+
+def test_update_asks_only_from_the_newest_date_held(api, tmp_path):
+    server = api([work(1, "Old work", year=2019), work(2, "Newer work", year=2020)])
+    assert run(server, tmp_path, [TOPIC])[0].complete
+    server.works.append(work(3, "Newest work", year=2021))
+    again, _ = run(server, tmp_path, [TOPIC])
+    assert again.requests == 0  # without --update a finished job stays finished
+    report, _ = run(server, tmp_path, [TOPIC], update=True)
+    assert report.complete and report.added == {"openalex": 1} and report.total == 3
+    assert server.requests[-1][1]["filter"].endswith(",from_publication_date:2020-03-04")
 
 
 def test_venue_is_resolved_to_its_source_id(api, tmp_path):

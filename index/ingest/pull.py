@@ -13,6 +13,7 @@ import calendar
 import contextlib
 import time
 
+from . import arxiv as arxiv_api
 from .api_client import ApiClient, BudgetExhausted, FetchError, QueryRejected, RateLimited
 from .bib_pull import bib_job
 from .openalex import filter_value
@@ -45,14 +46,11 @@ def run_pull(plan: PullPlan, warn: Warn, show_progress: bool = True, client: Api
     except (BudgetExhausted, RateLimited) as err:
         session.report.stopped = f"{err}; run the same command again to resume"
     except QueryRejected:
-        _finish(session, t0)
-        raise
+        raise  # the query itself is wrong: a user error, not a stop to resume
     except FetchError as err:
-        session.report.stopped = f"{err}"
-    except KeyboardInterrupt:
+        session.report.stopped = str(err)
+    finally:  # also on Ctrl-C: what was fetched is written
         _finish(session, t0)
-        raise
-    _finish(session, t0)
     return session.report
 
 
@@ -75,8 +73,9 @@ def openalex_filter(session: PullSession, job: OpenAlexJob, state: dict) -> str:
         if not state.get("source"):
             state["source"] = session.openalex.source_id(job.venue)
         parts.append(f"primary_location.source.id:{state['source']}")
-    if job.since:
-        parts.append(f"from_publication_date:{_full_date(job.since, start=True)}")
+    since = max(_full_date(job.since, start=True) if job.since else "", state.get("since", ""))
+    if since:
+        parts.append(f"from_publication_date:{since}")
     if job.until:
         parts.append(f"to_publication_date:{_full_date(job.until, start=False)}")
     return ",".join(parts)
@@ -92,8 +91,20 @@ def _full_date(date: str, start: bool) -> str:
     return f"{year:04d}-{month:02d}-{day:02d}"
 
 
+def _job_state(session: PullSession, key: str, **initial: object) -> dict:
+    """The job's state; with --update, a finished job starts again from the newest date it has seen."""
+    state = session.job_state(key, **initial)
+    if session.plan.update and state["done"] and state.get("newest"):
+        state.update(initial, done=False, since=state["newest"])
+    return state
+
+
+def _newest(state: dict, papers) -> None:
+    state["newest"] = max([state.get("newest", ""), *(p.date for p in papers if p is not None)])
+
+
 def _openalex_job(session: PullSession, job: OpenAlexJob) -> None:
-    state = session.job_state(job.key, cursor="*")
+    state = _job_state(session, job.key, cursor="*")
     if state["done"]:
         return
     flt = openalex_filter(session, job, state)
@@ -103,7 +114,7 @@ def _openalex_job(session: PullSession, job: OpenAlexJob) -> None:
             page = session.openalex.page(flt, cursor=state["cursor"])
             bar = bar or stack.enter_context(session.progress("openalex", page.count))
             held = len(session.papers)
-            session.add_works(page.works)
+            _newest(state, session.add_works(page.works))
             bar.update(len(session.papers) - held)
             if session.room():  # a page cut short by --max-works is asked again by a resumed, larger pull
                 state["cursor"] = page.next_cursor if page.works else None
@@ -112,17 +123,17 @@ def _openalex_job(session: PullSession, job: OpenAlexJob) -> None:
 
 
 def _arxiv_job(session: PullSession, job: ArxivJob) -> None:
-    state = session.job_state(job.key, start=0, empty_pages=0)
+    state = _job_state(session, job.key, start=0, empty_pages=0)
+    query = arxiv_api.search_query(job.categories, max(job.since, state.get("since", "")), job.until)
     with contextlib.ExitStack() as stack:
         bar = None
         while session.room() and not state["done"]:
-            feed = session.arxiv.page(job.query, state["start"])
+            feed = session.arxiv.page(query, state["start"])
             if bar is None:
                 left = None if feed.total is None else feed.total - state["start"]
                 bar = stack.enter_context(session.progress("arxiv", left))
             held = len(session.papers)
-            for paper in feed.papers:
-                session.add(paper, "arxiv")
+            _newest(state, [session.add(paper, "arxiv") for paper in feed.papers])
             bar.update(len(session.papers) - held)
             if not session.room():
                 break

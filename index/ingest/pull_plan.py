@@ -64,6 +64,7 @@ class PullPlan:
     openalex_base: str = openalex_api.DEFAULT_BASE
     arxiv_base: str = arxiv_api.DEFAULT_BASE
     restart: bool = False  # ignore the state file: every job starts again (the output is still deduplicated)
+    update: bool = False  # finished OpenAlex and arXiv jobs fetch again what is dated on or after their newest work
 
 
 def plan_jobs(openalex: str = "", topic: str = "", venue: str = "", since: str = "", until: str = "",

@@ -8,7 +8,9 @@ resumes where it was.
 
 from __future__ import annotations
 
+import gzip
 import json
+import lzma
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -95,16 +97,14 @@ class PullSession:
         assert first is not None
         return self.papers.get(first.id)
 
-    def add_works(self, works: Iterable[dict], source: str = "openalex") -> list[Paper]:
+    def add_works(self, works: Iterable[dict], source: str = "openalex") -> list[Paper | None]:
+        """Hold each OpenAlex work; returns what `add` answered for each usable one."""
         held = []
         for work in works:
             try:
-                paper = openalex_api.work_to_paper(work)
+                held.append(self.add(openalex_api.work_to_paper(work), source))
             except BadRecord:
                 self.report.skipped += 1
-                continue
-            if (kept := self.add(paper, source)) is not None:
-                held.append(kept)
         return held
 
     # --- files ---------------------------------------------------------------------------------------------
@@ -145,8 +145,7 @@ class PullSession:
         """Write the output, then the state that describes it, each atomically."""
         out = self.plan.out
         tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")
-        opener = open_binary_writer(tmp, out.name)
-        with opener as sink:
+        with open_binary_writer(tmp, out.name) as sink:
             for paper in self.papers.papers():
                 sink.write((json.dumps(paper_record(paper), ensure_ascii=False) + "\n").encode("utf-8"))
         os.replace(tmp, out)
@@ -161,9 +160,7 @@ class PullSession:
 
 
 def open_binary_writer(path: Path, name: str):
-    import gzip
-    import lzma
-
+    """A binary sink compressed as `name`'s suffix says, so the output reads back like any corpus file."""
     low = name.lower()
     if low.endswith(".gz"):
         return gzip.open(path, "wb")

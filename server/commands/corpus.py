@@ -60,6 +60,9 @@ def register(sub) -> None:
     limits.add_argument("--arxiv-api-base", metavar="URL",
                         default=os.environ.get("PEERLINT_ARXIV_API_BASE", "https://export.arxiv.org/api/query"),
                         help="arXiv API URL (default: $PEERLINT_ARXIV_API_BASE or https://export.arxiv.org/api/query)")
+    limits.add_argument("--update", action="store_true",
+                        help="fetch what is new since the last pull: finished OpenAlex and arXiv jobs ask again from "
+                             "the newest publication date they hold (the .bib neighbourhood is not refreshed)")
     limits.add_argument("--restart", action="store_true",
                         help="ignore the resume state and run every job from its start (the output is kept)")
     pull.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -86,13 +89,16 @@ def run_pull(args: argparse.Namespace) -> int:
     jobs = pull.plan_jobs(args.openalex, args.topic, args.venue, args.since, args.until, args.arxiv,
                           args.from_bib, args.hops, args.citing_per_work)
     plan = pull.PullPlan(args.out, jobs, args.max_works, args.max_requests, args.mailto.strip(),
-                         args.openalex_api_base, args.arxiv_api_base, args.restart)
+                         args.openalex_api_base, args.arxiv_api_base, args.restart, args.update)
     try:
         report = pull.run_pull(plan, warn, show_progress=not (args.quiet or args.json))
     except pull.PullError as err:
         raise UserError(str(err)) from None
     except QueryRejected as err:
         raise UserError(f"{err} (what was fetched before is kept in {args.out})") from None
+    except OSError as err:
+        raise UserError(f"cannot write {args.out} or its state file ({err.strerror or err}): "
+                        "choose another --out") from None
     if args.json:
         print(json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in report.__dict__.items()}))
     else:
