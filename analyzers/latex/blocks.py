@@ -18,7 +18,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from . import tables as T
-from .macros import DEFINITION_COMMANDS, DefinitionReader, Definitions, match_brace
+from .macros import DEFINITION_COMMANDS, DefinitionReader, Definitions, match_bracket
 
 
 @dataclass(frozen=True)
@@ -60,28 +60,6 @@ def _verbatim_end(s: str, name: str, p: int) -> int:
     """End of `\\end{name}` after p (or the end of the text): a verbatim environment's extent."""
     e = re.compile(r"\\end[ \t]*\{" + re.escape(name) + r"\}").search(s, p)
     return e.end() if e else len(s)
-
-
-def _bracket_end(s: str, p: int) -> int:
-    """End of the `[...]` argument whose `[` is just before p (braces and comments skipped)."""
-    depth, n = 1, len(s)
-    while p < n:
-        c = s[p]
-        if c == "\\":
-            p += 2
-            continue
-        if c == "{":
-            p = match_brace(s, p)
-        elif c == "%":
-            p = _line_end(s, p)
-        elif c == "[":
-            depth += 1
-        elif c == "]":
-            depth -= 1
-            if depth == 0:
-                return p + 1
-        p += 1
-    return n
 
 
 def _verb_end(s: str, p: int) -> int | None:
@@ -202,7 +180,7 @@ def _scan(s: str, scope: Definitions) -> _Scan:
         elif kind == "verb":
             skip = _verb_end(s, m.end()) or skip
         elif kind == "bracket":
-            scan.glued.append((a, _bracket_end(s, m.end())))
+            scan.glued.append((a, match_bracket(s, m.end() - 1) + 1))
         elif kind == "define":
             definition, command, skip = reader.read(a)
             if definition is not None:

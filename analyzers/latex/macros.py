@@ -174,21 +174,33 @@ DEFINITION_COMMANDS = {
 def match_brace(s: str, p: int, comments: bool = True) -> int:
     """Index of the `}` closing the `{` at p (len(s) if it is never closed); `\\{` does not count,
     nor (with `comments`) a brace in a `%` comment."""
+    return _closing(s, p, "{", "}", comments)
+
+
+def match_bracket(s: str, p: int) -> int:
+    """Index of the `]` closing the `[` at p (len(s) if never closed); braced groups and
+    comments inside are skipped (`[\\textbf{a]}]`)."""
+    return _closing(s, p, "[", "]", True)
+
+
+def _closing(s: str, p: int, opening: str, closing: str, comments: bool) -> int:
     depth, q, n = 0, p, len(s)
     while q < n:
         c = s[q]
         if c == "\\":
             q += 2
             continue
-        if c == "{":
+        if c == "%" and comments:  # a comment runs to the end of the line
+            while q < n and s[q] not in "\r\n":
+                q += 1
+        elif c == "{" and opening != "{":
+            q = _closing(s, q, "{", "}", comments)
+        elif c == opening:
             depth += 1
-        elif c == "}":
+        elif c == closing:
             depth -= 1
             if depth == 0:
                 return q
-        elif c == "%" and comments:  # a comment runs to the end of the line
-            while q < n and s[q] not in "\r\n":
-                q += 1
         q += 1
     return n
 
@@ -243,16 +255,7 @@ class _Reader:
         self.ws()
         if self.p >= len(self.s) or self.s[self.p] != "[":
             return None
-        depth, q = 0, self.p + 1
-        while q < len(self.s):
-            c = self.s[q]
-            if c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-            elif c == "]" and depth <= 0:
-                break
-            q += 1
+        q = match_bracket(self.s, self.p)
         span = (self.p + 1, q)
         self.p = min(q + 1, len(self.s))
         return span

@@ -20,10 +20,14 @@ What becomes prose
     prose between the abstract and the first heading has section "Introduction"; a footnote
     of the abstract, and a file `\\input` inside `\\begin{abstract}`, are in "Abstract".
   * Placeholder words keep sentences readable: inline math -> "[math]", `\\cite...` -> "[cite]"
-    (keys go to `Chunk.cites`), `\\ref`-like -> "[ref]", `\\url` -> "[url]", `\\verb` -> "[code]",
-    commands configured as "dummy" -> "[dummy]".  Display math, comments, verbatim-like and
-    `comment` environments, `\\iffalse...\\fi`, tables, the bibliography and the preamble
-    (except `\\title` and `\\abstract`) are dropped.  `\\emph{...}` and unknown commands keep
+    (keys go to `Chunk.cites`; in a project whose .bib has the key, `\\citet` and the other
+    citations that are part of the sentence read as the authors' names, `citations.py`),
+    `\\ref`-like -> "[ref]", `\\url` -> "[url]", `\\verb` -> "[code]", commands configured as
+    "dummy" -> "[dummy]"; `\\gls{key}` reads the acronym's short form.  Display math, comments,
+    verbatim-like and `comment` environments, false conditional branches, `\\todo` and other
+    notes, title blocks (authors, affiliations, ICML's `\\twocolumn[...]` apart from its
+    title), `\\vskip`-like dimensions, tables, the bibliography and the preamble (except
+    `\\title` and `\\abstract`) are dropped.  `\\emph{...}` and unknown commands keep
     the text of their braced arguments; `~` is a space, `\\%` is "%", ``` `` ``` and `''` are
     '"', `--`/`---` are en/em dashes, accents are composed (`\\'e` -> "é").
   * The project's own macros are expanded (`macros.py`): `\\newcommand`, `\\renewcommand`,
@@ -55,9 +59,10 @@ paragraph splits and finished chunks are cached by content, so after an edit onl
 block goes through pylatexenc.  A 40-page paper (160k characters) takes ~0.5-0.8 s cold and
 ~40-60 ms per edit on a laptop-class CPU; pylatexenc is nearly all of the cold time.
 
-Modules: `blocks` (block splitter), `walker` (pylatexenc nodes -> paragraphs),
-`text` (paragraph builder with the offset map, regex fallback), `tables` (what is
-prose; user tables), `positions` (LSP positions), `project` (multi-file projects).
+Modules: `blocks` (block splitter, conditionals), `walker` (pylatexenc nodes -> paragraphs),
+`macros` (the project's definitions), `citations` (`\\citet` as names), `text` (paragraph
+builder with the offset map, regex fallback), `tables` (what is prose; user tables),
+`positions` (LSP positions), `project` (multi-file projects), `roots` (which file is the root).
 """
 
 from __future__ import annotations
