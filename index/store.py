@@ -4,7 +4,8 @@ Layout of an index directory::
 
     CURRENT                 name of the live build, replaced with os.replace (atomic)
     builds/<build-id>/      vectors.usearch (HNSW), vectors.npy (float16, for exact search),
-                            meta.sqlite (papers, chunks), manifest.json,
+                            meta.sqlite (papers, chunks, and `lexical`: BM25 over title and abstract,
+                            see lexical.py), manifest.json,
                             entities.sqlite (paper entities for SEC retrieval, see entities.py)
     embeddings.sqlite       content-hash cache of chunk vectors, shared by all builds
 
@@ -24,9 +25,12 @@ from typing import Sequence
 
 import numpy as np
 
+from . import lexical
 from .papers import Hit, Paper, SearchFilter
 
-MANIFEST_VERSION = 1
+# 2: meta.sqlite holds the BM25 table. An index of version 1 still opens; its lexical search is off
+# (`VectorIndex.lexical_problem` says so and names the rebuild) and hybrid search falls back to dense.
+MANIFEST_VERSION = 2
 HNSW = {"connectivity": 16, "expansion_add": 128, "expansion_search": 96}
 EXACT_FRACTION = 0.1  # below this share of allowed papers, search the subset exactly
 
@@ -80,13 +84,17 @@ def _paper_from_row(row: sqlite3.Row) -> Paper:
     )
 
 
-def _year_of(before: str) -> tuple[int, str]:
-    """'2017' or '2017-06-01' -> (2017, '2017-06-01' or '')."""
+def parse_before(before: str) -> tuple[int, str]:
+    """'2017' or '2017-06-01' -> (2017, '2017-06-01' or ''); a ValueError naming both forms otherwise."""
+    import datetime
+
     text = str(before).strip()
     try:
+        if len(text) > 4:
+            datetime.date.fromisoformat(text)
         return int(text[:4]), (text if len(text) > 4 else "")
     except ValueError:
-        raise ValueError(f"--before expects a year or an ISO date (2017 or 2017-06-01), got {before!r}") from None
+        raise ValueError(f"a published-before date is a year or an ISO date (2017 or 2017-06-01), got {before!r}") from None
 
 
 class VectorIndex:
@@ -129,8 +137,28 @@ class VectorIndex:
         self.chunk_spans = np.array([(r["start"], r["end"]) for r in chunk_rows], dtype=np.int64).reshape(-1, 2)
         if len(self.chunk_paper) != len(self.vectors) or len(self._hnsw) != len(self.vectors):
             raise IndexCorrupt(f"index at {self.build} is inconsistent (vectors vs metadata): rebuild with `{build_command(self.root)}`")
+        if len(self.chunk_paper) and np.any(np.diff(self.chunk_paper) < 0):  # builds write chunks paper by paper
+            raise IndexCorrupt(f"index at {self.build} has chunks out of paper order: rebuild with `{build_command(self.root)}`")
+        self.chunk_ptr = np.searchsorted(self.chunk_paper, np.arange(len(self.ids) + 1))  # paper i: chunks [ptr[i], ptr[i+1])
+        self.lexical_problem = self._lexical_problem()
+        self._lexical = lexical.Lexical(self._db) if self.lexical_problem is None else None
         self._paper_cache: dict[int, Paper] = {}
         self._embedder = embedder
+
+    def _lexical_problem(self) -> str | None:
+        """Why this index cannot search by words (an index built before lexical search existed), or None."""
+        try:
+            ok = self.manifest.version >= 2 and lexical.has_table(self._db)
+        except sqlite3.DatabaseError:
+            ok = False
+        if ok:
+            return None
+        return (f"the index at {self.root} was built before lexical (BM25) search existed: searching by embeddings "
+                f"only until you rebuild it with `{build_command(self.root)}`")
+
+    @property
+    def has_lexical(self) -> bool:
+        return self.lexical_problem is None
 
     # -- metadata ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -188,7 +216,7 @@ class VectorIndex:
             mask &= (self.years >= 0) & (self.years <= flt.year_max)
             touched = True
         if flt.before:
-            year, date = _year_of(flt.before)
+            year, date = parse_before(flt.before)
             dated = self.dates != ""
             by_date = np.array([d < date if date and d else False for d in self.dates], dtype=bool)
             by_year = (self.years >= 0) & (self.years < year)
@@ -223,6 +251,58 @@ class VectorIndex:
                 return self._exact(query, k, mask)
             fetch = min(n_chunks, fetch * 4)
 
+    def lexical_search(self, text: str, k: int = 10, flt: SearchFilter | None = None) -> list[tuple[int, float]]:
+        """Top-k (paper idx, BM25 score) for the words of `text`, honouring the filter.
+
+        [] when the text has no content words (empty, pure math) or the index has no BM25 table."""
+        if k <= 0 or self._lexical is None:
+            return []
+        match = self._lexical.match_expression(text)
+        if match is None:
+            return []
+        mask = self.allowed_mask(flt)
+        fetch = k if mask is None else max(4 * k, 64)
+        while True:
+            rows = self._lexical.ranked(match, fetch)
+            kept = [(p, s) for p, s in rows if mask is None or mask[p]]
+            if len(kept) >= k or len(rows) < fetch or fetch < 0:
+                return kept[:k]
+            fetch = -1 if fetch >= 16_384 else fetch * 4  # a selective filter: at last, every match
+
+    def lexical_scores(self, text: str, papers: Sequence[int]) -> dict[int, float]:
+        """BM25 score of each given paper for the words of `text` (papers without a match are left out)."""
+        if self._lexical is None or not len(papers):
+            return {}
+        match = self._lexical.match_expression(text)
+        return {} if match is None else self._lexical.scores_of(match, papers)
+
+    def best_chunks(self, query: np.ndarray, papers: Sequence[int]) -> dict[int, tuple[float, int]]:
+        """Exact cosine of each paper's best chunk with the query, and that chunk's key: what dense search reports."""
+        papers = [int(p) for p in papers]
+        if not papers:
+            return {}
+        query = np.asarray(query, dtype=np.float32).reshape(-1)
+        starts, ends = self.chunk_ptr[papers], self.chunk_ptr[np.asarray(papers) + 1]
+        out: dict[int, tuple[float, int]] = {}
+        rows = np.concatenate([np.arange(a, b) for a, b in zip(starts, ends)])
+        if not len(rows):
+            return out
+        sims = np.asarray(self.vectors[rows], dtype=np.float32) @ query
+        pos = 0
+        for p, a, b in zip(papers, starts, ends):
+            n = int(b - a)
+            if n:
+                j = int(np.argmax(sims[pos : pos + n]))
+                out[p] = (float(sims[pos + j]), int(a) + j)
+            pos += n
+        return out
+
+    def hit(self, paper_idx: int, similarity: float, chunk_key: int, score: float | None = None) -> Hit:
+        """The `Hit` of one paper through one of its chunks; `score` defaults to the similarity."""
+        start, end = self.chunk_spans[int(chunk_key)]
+        return Hit(self.paper(paper_idx), float(similarity), int(start), int(end),
+                   float(similarity if score is None else score))
+
     def _exact(self, query: np.ndarray, k: int, mask: np.ndarray | None) -> list[Hit]:
         keys = np.arange(len(self.chunk_paper)) if mask is None else np.nonzero(mask[self.chunk_paper])[0]
         if len(keys) == 0:
@@ -239,13 +319,13 @@ class VectorIndex:
             if pidx in seen or (mask is not None and not mask[pidx]):
                 continue
             seen.add(pidx)
-            start, end = self.chunk_spans[int(key)]
-            hits.append(Hit(self.paper(pidx), float(sim), int(start), int(end)))
+            hits.append(self.hit(pidx, float(sim), int(key)))
             if len(hits) == k:
                 break
         return hits
 
     def search(self, text: str, k: int = 10, flt: SearchFilter | None = None) -> list[Hit]:
+        """Dense search by a text; text queries of the product go through `analyzers/retrieval/retriever.py`."""
         return self.search_vector(self.embed([text])[0], k, flt)
 
     def close(self) -> None:
@@ -283,6 +363,7 @@ def write_build(build: Path, papers: Sequence[Paper], content_hashes: Sequence[s
         )
         db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?)", [(k, *row) for k, row in enumerate(chunk_rows)])
         db.execute("CREATE INDEX chunks_paper ON chunks(paper_idx)")
+        lexical.write_table(db, ((i, p.title, p.abstract) for i, p in enumerate(papers)))  # BM25, same transaction
     db.close()
     (build / "manifest.json").write_text(json.dumps(manifest.__dict__ | {"sources": list(manifest.sources)}, indent=1))
     for f in build.iterdir():
