@@ -125,12 +125,13 @@ class DraftScorer:
         return " ".join(words[: int(n * 0.75)])
 
     def references(self, text: str, venue: str = "", exclude_ids: frozenset[str] = frozenset()) -> tuple[Reference, ...]:
-        """Top-k passages by cosine similarity (from `venue` when given), the input's own paper left out."""
+        """Top-k passages from the retriever's first stage (from `venue` when given), the input's own paper
+        left out; a passage above `self_match` cosine similarity is the input itself and skipped."""
         if self.retriever is None or not text.strip():
             return ()
         vec = self.retriever.vectors([text], [text_hash(text)])[0]
         flt = SearchFilter(venues=(venue,) if venue else (), exclude_ids=frozenset(exclude_ids))
-        hits = self.retriever.index.search_vector(vec, self.k + 2, flt if (venue or exclude_ids) else None)
+        hits = self.retriever.search(vec, text, self.k + 2, flt if (venue or exclude_ids) else None)
         kept = [h for h in hits if h.similarity < self.self_match][: self.k]
         return tuple(Reference(h.paper.id, h.paper.title, h.paper.venue, h.paper.year, float(h.similarity),
                                self.truncate(hit_text(h), self.ref_tokens)) for h in kept)

@@ -36,7 +36,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...index.papers import Hit, SearchFilter
-from ..retrieval.retriever import HitView
+from ..retrieval.retriever import HitView, retriever_of
 
 K = 10
 ROUNDS = 2
@@ -138,22 +138,10 @@ class NovaVerdict:
 
 # -- retrieval ------------------------------------------------------------------------------------
 
-def _index_of(retriever_or_index):
-    return getattr(retriever_or_index, "index", retriever_or_index)
-
-
 def paper_similarity(index, vector: np.ndarray, paper_ids: Sequence[str]) -> dict[str, float]:
     """Cosine of `vector` to each paper's best indexed chunk."""
-    out: dict[str, float] = {}
-    chunk_paper = np.asarray(index.chunk_paper)
-    for pid in paper_ids:
-        idx = index.id_to_idx.get(pid)
-        if idx is None:
-            continue
-        rows = np.nonzero(chunk_paper == idx)[0]
-        if len(rows):
-            out[pid] = float((np.asarray(index.vectors[rows], dtype=np.float32) @ vector).max())
-    return out
+    idxs = {index.id_to_idx[pid]: pid for pid in paper_ids if pid in index.id_to_idx}
+    return {idxs[p]: sim for p, (sim, _) in index.best_chunks(vector, list(idxs)).items()}
 
 
 def _plan(llm, idea: str, found: Sequence[str], per_round: int) -> tuple[list[str], str, str]:
@@ -191,11 +179,12 @@ def planned_retrieval(idea: str, retriever_or_index, llm=None, rounds: int = ROU
                       k: int = K, flt: SearchFilter | None = None,
                       counts: dict[str, int] | None = None) -> tuple[list[tuple[Hit, float, str]], list[str]]:
     """([(hit, similarity to the idea, query)] best first, queries): the top `k` distinct papers."""
-    index = _index_of(retriever_or_index)
+    retriever = retriever_of(retriever_or_index)
+    index = retriever.index
     counts = counts if counts is not None else {}
     vector = index.embed([idea])[0]
     queries = [idea]
-    lists: list[list[Hit]] = [index.search_vector(vector, k, flt)]
+    lists: list[list[Hit]] = [retriever.search(vector, idea, k, flt)]
     if llm is not None:
         for _ in range(rounds):
             seen = {h.paper.id: h.paper.title for hits in lists for h in hits}
@@ -209,7 +198,7 @@ def planned_retrieval(idea: str, retriever_or_index, llm=None, rounds: int = ROU
             vecs = index.embed(fresh)
             for q, v in zip(fresh, vecs):
                 queries.append(q)
-                lists.append(index.search_vector(v, k, flt))
+                lists.append(retriever.search(v, q, k, flt))
     chosen: dict[str, tuple[Hit, str]] = {}
     for hit in lists[0][: max(1, k // 2)]:
         chosen.setdefault(hit.paper.id, (hit, queries[0]))

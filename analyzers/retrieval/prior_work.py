@@ -1,14 +1,16 @@
 """The embedding-only tier: `close-prior-work` and `missing-related-work`.
 
-`close-prior-work` reads the chunk's nearest indexed papers (cosine similarity of MiniLM
-embeddings); `missing-related-work` reads its SEC related work (`related_work.py`: semantic
-neighbours re-ranked with shared entities and co-citations, near-duplicates stepped back), whose
-papers are also what *Cite this paper* offers. Neither needs an LLM, so both publish while the
-user types.
+`close-prior-work` reads the chunk's nearest indexed papers (the retriever's hybrid first stage;
+its threshold is on the cosine similarity of MiniLM embeddings, `Hit.similarity`);
+`missing-related-work` reads its SEC related work (`related_work.py`: the same first stage
+re-ranked with shared entities and co-citations, near-duplicates stepped back), whose papers are
+also what *Cite this paper* offers. Both honour the retriever's mode and published-before date.
+Neither needs an LLM, so both publish while the user types.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Sequence
 
@@ -48,7 +50,7 @@ class PriorWorkAnalyzer:
             if not hits:
                 continue
             evidence = {"hits": [h.to_json() for h in hits], "chunk_hash": chunk.hash}
-            top = hits[0]
+            top = max(hits, key=lambda h: h.similarity)  # hybrid ranks by fused score; the threshold is on cosine
             if top.similarity >= settings.close_prior_work_threshold:
                 out.append(Judgment(
                     chunk, "close-prior-work",
@@ -76,12 +78,14 @@ class PriorWorkAnalyzer:
 
 
 def sec_related(retriever: Retriever, chunks: Sequence[Chunk], k: int) -> dict[str, list[RelatedHit]]:
-    """SEC related work of each chunk (its vector comes from the retriever's cache)."""
+    """SEC related work of each chunk over the retriever's first stage (mode) and published-before date
+    (its vector comes from the retriever's cache)."""
     if not chunks:
         return {}
     sec = related_work_for(retriever.index)
+    config = dataclasses.replace(sec.config, first_stage=retriever.mode_for())
     vectors = retriever.vectors([c.text for c in chunks], [c.hash for c in chunks])
-    return {c.hash: sec.search_vector(v, c.text, k) for c, v in zip(chunks, vectors)}
+    return {c.hash: sec.search_vector(v, c.text, k, retriever.filter(), config=config) for c, v in zip(chunks, vectors)}
 
 
 def with_provenance(view: HitView, hit: RelatedHit) -> dict:

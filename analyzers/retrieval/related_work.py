@@ -2,7 +2,9 @@
 
 Wang et al., "SciPIP" (Section 3.2), over peerlint's index:
 
-1. **Semantics**: the query's `semantic_k` nearest papers (cosine of MiniLM embeddings).
+1. **Semantics**: the query's `semantic_k` nearest papers from the shared first stage
+   (`hybrid.py`): cosine of MiniLM embeddings (`first_stage="dense"`, SciPIP's), or dense and
+   BM25 fused (`"hybrid"`, what the editor uses: the `searchMode` setting).
 2. **Entities**: the query's entities (keyphrases it mentions that the index knows) plus those of
    its `seed_papers` nearest papers, expanded with the entities that co-occur with one of them in
    at least `min_cooccurrence` papers, then pruned IDF-style: the rarest are kept until they
@@ -17,9 +19,11 @@ Wang et al., "SciPIP" (Section 3.2), over peerlint's index:
 
 SciPIP ranks its candidate union by cosine alone; with exact nearest-neighbour search that order
 can never beat the semantic top-k itself (every paper closer than the k-th is already in it), so
-here the entity and co-citation evidence also move a paper up: score = cosine
+here the entity and co-citation evidence also move a paper up: score = base
 + `entity_weight` x (IDF mass of the kept entities it holds, as a share of the best candidate's)
-+ `cocite_weight` x (co-citation count, as a share of the best candidate's).
++ `cocite_weight` x (co-citation count, as a share of the best candidate's), where base is the
+first stage's weighted score of every candidate (`hybrid.weighted_scores`: the cosine when dense,
+cosine + `lexical_weight` x BM25 share when hybrid).
 Every stage is a switch in `SECConfig`, so the bench can ablate each (SciPIP's Table 5).
 """
 
@@ -37,6 +41,8 @@ import numpy as np
 
 from ...index.entities import EntityTable, entity_table
 from ...index.papers import Hit, SearchFilter
+from . import hybrid
+from .hybrid import LEXICAL_WEIGHT, Fusion, shares, weighted_scores
 
 STAGES = ("semantic", "entities", "cocitation", "clustering")
 
@@ -46,6 +52,8 @@ class SECConfig:
     """Switches and thresholds of SEC retrieval; the defaults are SciPIP's where it states one."""
 
     semantic_k: int = 100  # semantic candidates (SciPIP: 100)
+    first_stage: str = "dense"  # dense (SciPIP), lexical or hybrid: where the semantic candidates come from
+    lexical_weight: float = LEXICAL_WEIGHT  # of the BM25 share in the base score of a hybrid first stage
     entities: bool = True
     cocitation: bool = True
     clustering: bool = True
@@ -73,7 +81,7 @@ class RelatedHit(Hit):
     """A retrieved paper with its SEC score and where it came from."""
 
     score: float = 0.0
-    found_by: tuple[str, ...] = ()  # stages that put it among the candidates: semantic, entities, cocitation
+    found_by: tuple[str, ...] = ()  # stages that put it among the candidates: semantic|lexical|hybrid, entities, cocitation
     entities: tuple[str, ...] = ()  # the kept entities it holds
     cocited: int = 0  # how often it is cited together with a better-ranked candidate
     duplicate_of: str = ""  # set by the clustering filter: the cluster head it repeats
@@ -166,10 +174,7 @@ class RelatedWork:
         self._graph = graph
         self._entities: EntityTable | None = None
         self._lock = threading.Lock()
-        ptr = np.searchsorted(index.chunk_paper, np.arange(len(index) + 1))
-        if len(index.chunk_paper) and np.any(np.diff(index.chunk_paper) < 0):  # chunks are written paper by paper
-            raise ValueError(f"index at {index.build} has chunks out of paper order: rebuild it")
-        self._chunk_ptr = ptr
+        self._chunk_ptr = index.chunk_ptr  # the store checked that chunks are in paper order
 
     # -- shared state --------------------------------------------------------------------
     @property
@@ -205,10 +210,13 @@ class RelatedWork:
             return []
         query = np.asarray(query, dtype=np.float32).reshape(-1)
         mask = self.index.allowed_mask(flt)
-        semantic = self.index.search_vector(query, max(cfg.semantic_k, k), flt)
+        mode = hybrid.check_mode(cfg.first_stage) if self.index.has_lexical else "dense"
+        first = hybrid.search(self.index, query, text, max(cfg.semantic_k, k), flt, mode,
+                              Fusion(weight=cfg.lexical_weight))
+        stage = "semantic" if mode == "dense" else mode
         found: dict[int, set[str]] = {}
-        for hit in semantic:
-            found.setdefault(self.index.id_to_idx[hit.paper.id], set()).add("semantic")
+        for hit in first:
+            found.setdefault(self.index.id_to_idx[hit.paper.id], set()).add(stage)
         matched: dict[int, list[int]] = {}
         idf = np.zeros(0)
         if cfg.entities:
@@ -216,21 +224,34 @@ class RelatedWork:
             matched = self._holders(kept, mask)
             for pidx in matched:
                 found.setdefault(pidx, set()).add("entities")
-        entity_share = _shares({p: float(idf[ents].sum()) for p, ents in matched.items()})
+        entity_share = shares({p: float(idf[ents].sum()) for p, ents in matched.items()})
         sims = self._similarities(query, list(found))
-        score = {p: sims[p] + cfg.entity_weight * entity_share.get(p, 0.0) for p in found}
+        bm25 = self.index.lexical_scores(text, list(found)) if mode != "dense" else {}
+
+        def scored() -> dict[int, float]:
+            base = weighted_scores(sims, bm25, mode, cfg.lexical_weight)
+            return {p: base[p] + cfg.entity_weight * entity_share.get(p, 0.0) for p in found}
+
+        score = scored()
         cocited: Counter = Counter()
         if cfg.cocitation and len(self.graph):
             cocited = self._cocited(score, mask, frozenset(exclude_citers), flt, cfg)
-            sims.update(self._similarities(query, [p for p in cocited if p not in found]))
-            for p, share in _shares(cocited).items():
+            new = [p for p in cocited if p not in found]
+            sims.update(self._similarities(query, new))
+            if mode != "dense":
+                bm25.update(self.index.lexical_scores(text, new))
+            cocite_share = shares(cocited)
+            for p in cocite_share:
                 found.setdefault(p, set()).add("cocitation")
-                score[p] = score.get(p, sims[p]) + cfg.cocite_weight * share
+            score = scored()
+            for p, share in cocite_share.items():
+                score[p] += cfg.cocite_weight * share
         ranked = sorted(score, key=lambda p: (-score[p], p))
         order, dup_of = self._clustered(ranked, k, cfg) if cfg.clustering else (ranked, {})
         entities = self.entities if matched else None
         return [RelatedHit(self.index.paper(p), sims[p], score=score[p],
-                           found_by=tuple(s for s in ("semantic", "entities", "cocitation") if s in found[p]),
+                           found_by=tuple(s for s in ("semantic", "lexical", "hybrid", "entities", "cocitation")
+                                          if s in found[p]),
                            entities=tuple(entities.texts[e] for e in matched.get(p, ())) if entities else (),
                            cocited=int(cocited.get(p, 0)),
                            duplicate_of=self.index.ids[dup_of[p]] if p in dup_of else "")
@@ -336,13 +357,7 @@ class RelatedWork:
     # -- vectors ---------------------------------------------------------------------------
     def _similarities(self, query: np.ndarray, papers: Sequence[int]) -> dict[int, float]:
         """Cosine of each paper's best chunk with the query (what `search_vector` reports)."""
-        if not papers:
-            return {}
-        starts, ends = self._chunk_ptr[papers], self._chunk_ptr[np.asarray(papers) + 1]
-        rows = np.concatenate([np.arange(a, b) for a, b in zip(starts, ends)])
-        sims = np.asarray(self.index.vectors[rows], dtype=np.float32) @ query
-        best = np.maximum.reduceat(sims, np.concatenate([[0], np.cumsum(ends - starts)[:-1]]))
-        return {int(p): float(s) for p, s in zip(papers, best)}
+        return {p: sim for p, (sim, _) in self.index.best_chunks(query, papers).items()}
 
     def paper_vectors(self, papers: Sequence[int]) -> np.ndarray:
         """One unit vector per paper: the mean of its chunk vectors."""
@@ -351,12 +366,6 @@ class RelatedWork:
             v = np.asarray(self.index.vectors[self._chunk_ptr[p] : self._chunk_ptr[p + 1]], dtype=np.float32).mean(0)
             out[i] = v / (np.linalg.norm(v) or 1.0)
         return out
-
-
-def _shares(values: Mapping[int, float]) -> dict[int, float]:
-    """Each value as a share of the largest (all 0 when the largest is not positive)."""
-    top = max(values.values(), default=0.0)
-    return {key: (float(v) / top if top > 0 else 0.0) for key, v in values.items()}
 
 
 _shared: OrderedDict[int, RelatedWork] = OrderedDict()

@@ -1,20 +1,31 @@
-"""Chunk → nearest indexed papers, with every vector and neighbour list cached by text hash.
+"""Chunk or text → nearest indexed papers: the one retriever every consumer goes through.
 
-Both fast-tier diagnostics and the hover read from here, so a chunk is embedded once per text
-and searched once per (text, k, filter), however often the user types elsewhere.
+It runs the first stage of `hybrid.py` (dense, lexical or hybrid: `mode`, default hybrid) under
+the user's `publishedBefore` restriction (`before`), and caches every vector and neighbour list by
+text hash: fast-tier diagnostics and the hover embed a chunk once per text and search it once per
+(text, k, filter, mode), however often the user types elsewhere. On an index built before lexical
+search existed it answers densely and says so once, naming the rebuild command.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
+from ...index.hashing import text_hash
 from ...index.papers import Hit, SearchFilter
+from ...index.store import parse_before
 from ..types import Chunk
+from . import hybrid
+from .hybrid import DEFAULT_MODE, Fusion
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -55,15 +66,62 @@ class _LRU(OrderedDict):
             self.popitem(last=False)
 
 
-class Retriever:
-    """Thread-safe neighbour lookup for chunks over one open `VectorIndex`."""
+def _before_key(before: str) -> str:
+    """An ISO date that orders `before` values: '2017' is '2017-01-01' (papers of 2016 and earlier)."""
+    year, date = parse_before(before)
+    return date or f"{year:04d}-01-01"
 
-    def __init__(self, index, cache_size: int = 20_000):
+
+class Retriever:
+    """Thread-safe neighbour lookup for chunks and texts over one open `VectorIndex`.
+
+    `mode` and `before` are the `searchMode` and `publishedBefore` settings; `configure` changes
+    them in place (cached lists are keyed by both, so none goes stale)."""
+
+    def __init__(self, index, mode: str = DEFAULT_MODE, before: str | None = None, cache_size: int = 20_000,
+                 warn: Callable[[str], None] | None = None, fusion: Fusion = Fusion()):
         self.index = index
+        self.fusion = fusion
+        self.configure(mode, before)
         self._vectors = _LRU(cache_size)
         self._neighbours = _LRU(cache_size)
         self._lock = threading.Lock()
+        self._warn = warn or log.warning
+        self._warned = False
         self.embedded = 0  # chunks embedded so far: tests and the bench read it
+
+    def configure(self, mode: str = DEFAULT_MODE, before: str | None = None) -> None:
+        """Set the search mode and the published-before date; a ValueError names a bad one."""
+        hybrid.check_mode(mode)
+        if before:
+            parse_before(before)
+        self.mode, self.before = mode, (before or None)
+
+    @property
+    def notice(self) -> str | None:
+        """Why this retriever answers densely although asked for words too (an index too old), or None."""
+        return self.index.lexical_problem if self.mode != "dense" else None
+
+    def mode_for(self, mode: str | None = None) -> str:
+        """The mode a search runs in: `mode` or the configured one, dense on an index without BM25."""
+        mode = hybrid.check_mode(mode or self.mode)
+        if mode != "dense" and not self.index.has_lexical:
+            with self._lock:
+                warn, self._warned = not self._warned, True
+            if warn:
+                self._warn(self.index.lexical_problem)
+            return "dense"
+        return mode
+
+    def filter(self, flt: SearchFilter | None = None) -> SearchFilter | None:
+        """`flt` restricted to papers published before `before` (the earlier date wins)."""
+        if not self.before:
+            return flt
+        if flt is None:
+            return SearchFilter(before=self.before)
+        if flt.before and _before_key(flt.before) <= _before_key(self.before):
+            return flt
+        return dataclasses.replace(flt, before=self.before)
 
     def vectors(self, texts: Sequence[str], hashes: Sequence[str]) -> list[np.ndarray]:
         with self._lock:
@@ -78,19 +136,33 @@ class Retriever:
         with self._lock:
             return [self._vectors[h] for h in hashes]
 
-    def neighbours(self, chunks: Sequence[Chunk], k: int, flt: SearchFilter | None = None) -> dict[str, list[Hit]]:
+    def neighbours(self, chunks: Sequence[Chunk], k: int, flt: SearchFilter | None = None,
+                   mode: str | None = None) -> dict[str, list[Hit]]:
         """Top-k papers for each chunk, keyed by chunk hash."""
-        key_of = {c.hash: (c.hash, k, flt) for c in chunks}
+        mode, flt = self.mode_for(mode), self.filter(flt)
+        key_of = {c.hash: (c.hash, k, flt, mode) for c in chunks}
         with self._lock:
             todo = [c for c in chunks if key_of[c.hash] not in self._neighbours]
         if todo:
             vecs = self.vectors([c.text for c in todo], [c.hash for c in todo])
-            found = {c.hash: self.index.search_vector(v, k, flt) for c, v in zip(todo, vecs)}
+            found = {c.hash: hybrid.search(self.index, v, c.text, k, flt, mode, self.fusion) for c, v in zip(todo, vecs)}
             with self._lock:
                 for h, hits in found.items():
                     self._neighbours.put(key_of[h], hits)
         with self._lock:
             return {c.hash: self._neighbours[key_of[c.hash]] for c in chunks}
 
-    def search_text(self, text: str, k: int, flt: SearchFilter | None = None) -> list[Hit]:
-        return self.index.search(text, k, flt)
+    def search(self, vector: np.ndarray, text: str, k: int, flt: SearchFilter | None = None,
+               mode: str | None = None, fusion: Fusion | None = None) -> list[Hit]:
+        """Top-k papers for a query given as its vector and its text (uncached)."""
+        return hybrid.search(self.index, vector, text, k, self.filter(flt), self.mode_for(mode), fusion or self.fusion)
+
+    def search_text(self, text: str, k: int, flt: SearchFilter | None = None, mode: str | None = None) -> list[Hit]:
+        """Top-k papers for a text (its vector is cached by text hash)."""
+        vector = self.vectors([text], [text_hash(text)])[0]
+        return self.search(vector, text, k, flt, mode)
+
+
+def retriever_of(retriever_or_index) -> Retriever:
+    """A `Retriever` as given, or a default one over a bare index (for callers that hold only an index)."""
+    return retriever_or_index if isinstance(retriever_or_index, Retriever) else Retriever(retriever_or_index)
