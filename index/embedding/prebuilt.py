@@ -69,13 +69,22 @@ class ShippedVectors:
                 bounds = z["span_bounds"]
                 flat = z["spans"].tolist()
                 spans = [[tuple(s) for s in flat[bounds[i]:bounds[i + 1]]] for i in range(len(bounds) - 1)]
-                return cls(str(z["model"]), int(z["max_tokens"]), [h.hex() for h in z["content_hashes"]], spans,
-                           [h.hex() for h in z["chunk_hashes"]], z["vectors"])
+                return cls(str(z["model"]), int(z["max_tokens"]), _hex(z["content_hashes"]), spans,
+                           _hex(z["chunk_hashes"]), z["vectors"])
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
             log.warning("shipped vectors %s cannot be read (%s): embedding instead", path, exc)
             return None
+
+
+def _raw(hashes: Sequence[str]) -> np.ndarray:
+    """Hex hashes as rows of 16 bytes (numpy's "S16" would drop trailing zero bytes)."""
+    return np.frombuffer(b"".join(bytes.fromhex(h) for h in hashes), dtype=np.uint8).reshape(-1, 16)
+
+
+def _hex(rows: np.ndarray) -> list[str]:
+    return [bytes(r).hex() for r in rows]
 
 
 def seed_cache(cache: _Cache, model: str, max_tokens: int, texts: Sequence[str], path: Path = SHIPPED) -> Seeded:
@@ -115,9 +124,9 @@ def export(cache: _Cache, model: str, max_tokens: int, content_hashes: Sequence[
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp.npz")
     np.savez_compressed(tmp, format=np.int32(FORMAT), model=np.str_(model), max_tokens=np.int32(max_tokens),
-                        content_hashes=np.asarray([bytes.fromhex(h) for h in papers], dtype="S16"),
+                        content_hashes=_raw(papers),
                         span_bounds=bounds.astype(np.int32), spans=flat,
-                        chunk_hashes=np.asarray([bytes.fromhex(h) for h in chunks], dtype="S16"),
+                        chunk_hashes=_raw(chunks),
                         vectors=np.stack([vectors[h] for h in chunks]).astype(np.float16))
     tmp.replace(out)
     return len(chunks)
