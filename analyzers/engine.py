@@ -115,7 +115,8 @@ class Engine:
         parts = [analyzer.name, repr((s.close_prior_work_threshold, s.related_work_min_similarity, s.related_work_k,
                                       s.hover_k, sorted(s.severity.items()), s.target_venue, s.model, s.backend,
                                       s.drafts_scorer, s.weak_chunk_percentile, s.weak_chunk_drop,
-                                      s.off_venue_percentile, s.suggestion_tokens, s.max_suggestions)),
+                                      s.off_venue_percentile, s.suggestion_tokens, s.max_suggestions,
+                                      s.search_mode, s.published_before)),
                  repr(sorted((e.key, e.title) for e in bib))]
         return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=12).hexdigest()
 

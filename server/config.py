@@ -14,6 +14,8 @@ from typing import Any, Callable
 
 from ..analyzers.registry import CODES
 from ..analyzers.registry import NAMES as ANALYZERS
+from ..analyzers.retrieval.hybrid import DEFAULT_MODE, MODES
+from ..index.store import parse_before
 
 SEVERITIES = ("error", "warning", "information", "hint", "off")
 BACKENDS = ("auto", "embedded", "ollama")
@@ -46,6 +48,8 @@ class Settings:
     off_venue_percentile: float = 0.10  # off-venue-style: below this percentile of the venue's own papers
     suggestion_tokens: int = 80  # length limit of the LLM's one suggestion per flagged chunk
     max_suggestions: int = 2  # flagged chunks per analysis run that get an LLM suggestion (lowest rated first)
+    search_mode: str = DEFAULT_MODE  # how every finding finds papers: dense | lexical | hybrid (README "Retrieval")
+    published_before: str = ""  # ISO date or year: only papers published strictly before it are evidence; empty: all
 
     def updated(self, raw: Any, warn: Callable[[str], None]) -> "Settings":
         """A copy with every valid key of `raw` applied; problems go to `warn`, old values stay."""
@@ -114,6 +118,15 @@ def _choice(options: tuple[str, ...]) -> Callable[[Any], str]:
     return check
 
 
+def _before(value: Any) -> str:
+    if not isinstance(value, (str, int)) or isinstance(value, bool):
+        raise TypeError(f"expected a year or an ISO date such as 2019 or 2019-06-01, got {value!r}")
+    text = str(value).strip()
+    if text:
+        parse_before(text)
+    return text
+
+
 def _analyzers(value: Any) -> tuple[str, ...]:
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         raise TypeError(f"expected a list of analyzer names, got {value!r}")
@@ -145,6 +158,8 @@ def _table(actions: tuple[str, ...]) -> Callable[[Any], dict[str, str]]:
 _VALIDATORS: dict[str, Callable[[Any], Any]] = {
     "backend": _choice(BACKENDS),
     "drafts_scorer": _choice(DRAFTS_SCORERS),
+    "search_mode": _choice(MODES),
+    "published_before": _before,
     "analyzers": _analyzers,
     "severity": _severity,
     "latex_commands": _table(("ignore", "dummy", "default")),

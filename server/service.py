@@ -75,7 +75,8 @@ class Service:
         with self._lock:
             if self._retriever is None and self.index_error is None:
                 try:
-                    self._retriever = Retriever(open_index(self.index_path))
+                    self._retriever = Retriever(open_index(self.index_path), self.settings.search_mode,
+                                                self.settings.published_before or None)
                     self.engine.retriever = self._retriever
                 except IndexError_ as exc:
                     self.index_error = str(exc)
@@ -122,6 +123,9 @@ class Service:
         llm_changed = (new.backend, new.model, new.ollama_host) != (self.settings.backend, self.settings.model, self.settings.ollama_host)
         self.settings = new
         self.engine.settings = new
+        with self._lock:
+            if self._retriever is not None:
+                self._retriever.configure(new.search_mode, new.published_before or None)
         if index_changed:
             self.reload_index()
         if llm_changed:
@@ -172,6 +176,9 @@ class Service:
         settings = replace(self.settings, target_venue=self.settings.target_venue or state.venue_guess)
         report = self.engine.run(state.chunks, tier, state.bib, is_cancelled, settings)
         state.warnings.extend(report.errors)
+        notice = self._retriever.notice if self._retriever is not None else None
+        if notice and notice not in state.warnings:  # an index too old for lexical search: shown once
+            state.warnings.append(notice)
         by_uri = {u: [j for j in state.judgments.get(u, []) if self._tier_of(j.code) != tier] for u in state.files}
         for j in report.judgments:
             by_uri.setdefault(j.chunk.uri, []).append(j)

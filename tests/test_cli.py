@@ -41,7 +41,10 @@ def test_search_with_filters(index_path):
     rows = json.loads(peerlint("search", "citation recommendation with attention", "-k", "5", "--venue", "coling",
                                "--json", "--index", str(index_path)).stdout)
     assert len(rows) == 5 and all(r["venue"] == "COLING" for r in rows)
-    assert rows == sorted(rows, key=lambda r: -r["similarity"])
+    assert rows == sorted(rows, key=lambda r: -r["score"])  # hybrid by default: ranked by the fused score
+    dense = json.loads(peerlint("search", "citation recommendation with attention", "-k", "5", "--venue", "coling",
+                                "--mode", "dense", "--json", "--index", str(index_path)).stdout)
+    assert dense == sorted(dense, key=lambda r: -r["similarity"]) and all(r["score"] == r["similarity"] for r in dense)
     older = json.loads(peerlint("search", "neural networks", "--before", "2018", "--json", "--index", str(index_path)).stdout)
     assert older and all(r["year"] < 2018 for r in older)
 

@@ -505,7 +505,7 @@ def test_cli_search_json(built, papers, capsys):
     assert main(["search", target.title, "-k", "3", "--json", "--index", str(built[0])]) == 0
     hits = json.loads(capsys.readouterr().out)
     assert len(hits) == 3
-    assert set(hits[0]) == {"id", "title", "venue", "year", "similarity", "url"}
+    assert set(hits[0]) == {"id", "title", "venue", "year", "similarity", "score", "url"}
     assert hits[0]["id"] == target.id and hits[0]["title"] == target.title
     assert all(-1 <= h["similarity"] <= 1 for h in hits)
     assert main(["search", target.title, "-k", "3", "--json", "--venue", "UAI", "--before", "2020",

@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"no such file: {args.file}")
     settings = load_settings(args.settings)
     index = open_index_or_fail(args.index or (Path(settings.index_path) if settings.index_path else None))
-    engine = Engine(settings, retriever=Retriever(index))
+    engine = Engine(settings, retriever=Retriever(index, settings.search_mode, settings.published_before or None, warn=warn))
     result = check_file(args.file, engine, workspace=Path.cwd(), root=args.root)
     for w in result.warnings:
         warn(w)

@@ -1,4 +1,4 @@
-"""`peerlint search TEXT`: the papers nearest to a text, as a table or JSON."""
+"""`peerlint search TEXT`: the papers nearest to a text, as a table or JSON, through the editor's retriever."""
 
 from __future__ import annotations
 
@@ -6,13 +6,17 @@ import argparse
 import json
 
 from ...errors import UserError
-from .common import index_arg, open_index_or_fail
+from .common import index_arg, open_index_or_fail, warn
 
 
 def register(sub) -> None:
+    from ...analyzers.retrieval.hybrid import DEFAULT_MODE, MODES
+
     p = sub.add_parser("search", help="papers nearest to a text")
     p.add_argument("text", help="the query text")
     p.add_argument("-k", type=int, default=10, help="how many papers (default: 10)")
+    p.add_argument("--mode", choices=MODES, default=DEFAULT_MODE,
+                   help=f"hybrid: embeddings and BM25 fused; dense: embeddings; lexical: BM25 (default: {DEFAULT_MODE})")
     p.add_argument("--venue", action="append", default=[], help="restrict to a venue (repeatable)")
     p.add_argument("--before", help="only papers published strictly before this year or ISO date")
     p.add_argument("--year-min", type=int)
@@ -24,23 +28,26 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ...analyzers.retrieval.retriever import Retriever
     from ...index.papers import SearchFilter
 
     index = open_index_or_fail(args.index)
     flt = SearchFilter(venues=tuple(args.venue), year_min=args.year_min, year_max=args.year_max,
                        before=args.before, exclude_ids=frozenset(args.exclude))
     try:
-        hits = index.search(args.text, args.k, flt)
+        hits = Retriever(index, args.mode, warn=warn).search_text(args.text, args.k, flt)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     if args.json:
         print(json.dumps([{"id": h.paper.id, "title": h.paper.title, "venue": h.paper.venue, "year": h.paper.year,
-                           "similarity": round(h.similarity, 4), "url": h.paper.url} for h in hits]))
+                           "similarity": round(h.similarity, 4), "score": round(h.score, 4), "url": h.paper.url}
+                          for h in hits]))
         return 0
     if not hits:
-        print("no papers match these filters")
+        print("no papers match" + (" these filters" if args.venue or args.before or args.year_min or args.year_max
+                                   or args.exclude else " the words of this query" if args.mode == "lexical" else ""))
         return 0
-    print(f"{'sim':>6}  {'venue':<8} {'year':<5} title")
+    print(f"{'sim':>6} {'score':>7}  {'venue':<8} {'year':<5} title")
     for h in hits:
-        print(f"{h.similarity:6.3f}  {h.paper.venue[:8]:<8} {str(h.paper.year or ''):<5} {h.paper.title}")
+        print(f"{h.similarity:6.3f} {h.score:7.3f}  {h.paper.venue[:8]:<8} {str(h.paper.year or ''):<5} {h.paper.title}")
     return 0
