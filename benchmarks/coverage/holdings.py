@@ -1,7 +1,7 @@
 """Whether a corpus holds a cited work: by DOI, arXiv id, normalised title, then first-author surname + year.
 
 The surname + year step alone would match any 'Wang 2017' of 17k papers, so it also asks for a close
-title: half the distinct words shared (Jaccard >= 0.5) or 90% of the characters in order (a typo such
+title: 60% of the distinct words shared (Jaccard >= 0.6) or 90% of the characters in order (a typo such
 as 'Gumble-Softmax'), and a year off by at most one (preprint and proceedings years differ). It catches
 titles that changed between versions, were abbreviated or misspelt.
 """
@@ -17,7 +17,7 @@ from ...index.ingest.latex_sources import CitedWork
 from ...index.papers import Paper
 
 METHODS = ("doi", "arxiv", "title", "author-year")
-MIN_SHARED_WORDS = 0.5
+MIN_SHARED_WORDS = 0.6
 MIN_SAME_CHARACTERS = 0.9
 
 
