@@ -126,32 +126,8 @@ async def _bench_size(index: Path, pages: int, typing_seconds: float, workdir: P
 
     lines = text.splitlines()
     target = next(i for i, l in enumerate(lines) if l and not l.startswith("\\") and len(l) > 200)
-    edits = []
-    for v in range(2, 7):
-        col = lines[target].index(" ") + 1
-        t0 = time.perf_counter()
-        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            lsp.VersionedTextDocumentIdentifier(uri=uri, version=v),
-            [lsp.TextDocumentContentChangePartial(range=lsp.Range(lsp.Position(target, col), lsp.Position(target, col)),
-                                                  text=f"w{v} ")]))
-        edits.append((await _wait(client, uri, v)) - t0)
-        lines[target] = lines[target][:col] + f"w{v} " + lines[target][col:]
-
-    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"peerlint": {"debounceMs": 300}}))
-    await asyncio.sleep(0.2)
-    version, hovers = 6, []
-    end = time.perf_counter() + typing_seconds
-    line = target + 2 if target + 2 < len(lines) else target
-    while time.perf_counter() < end:
-        version += 1
-        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            [lsp.TextDocumentContentChangePartial(range=lsp.Range(lsp.Position(line, 0), lsp.Position(line, 0)), text="a")]))
-        if version % 10 == 0:
-            h0 = time.perf_counter()
-            await client.text_document_hover_async(lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(target, 3)))
-            hovers.append(time.perf_counter() - h0)
-        await asyncio.sleep(0.02)
+    edits = await _one_word_edits(client, uri, lines, target)
+    version, hovers = await _typing(client, uri, lines, target, typing_seconds)
     last_key = time.perf_counter()
     backlog = await _wait(client, uri, version) - last_key
     stop[0] = True
@@ -164,6 +140,41 @@ async def _bench_size(index: Path, pages: int, typing_seconds: float, workdir: P
             "typing_hover_ms_max": max(hovers) * 1000 if hovers else None,
             "last_keystroke_to_diagnostics_ms": backlog * 1000, "debounce_ms_while_typing": 300,
             "peak_rss_mb": peak[0] / 2**20}
+
+
+async def _one_word_edits(client, uri: str, lines: list[str], target: int) -> list[float]:
+    """Five one-word insertions, each timed from the change to its diagnostics (debounce 0)."""
+    edits = []
+    for v in range(2, 7):
+        col = lines[target].index(" ") + 1
+        t0 = time.perf_counter()
+        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            lsp.VersionedTextDocumentIdentifier(uri=uri, version=v),
+            [lsp.TextDocumentContentChangePartial(range=lsp.Range(lsp.Position(target, col), lsp.Position(target, col)),
+                                                  text=f"w{v} ")]))
+        edits.append((await _wait(client, uri, v)) - t0)
+        lines[target] = lines[target][:col] + f"w{v} " + lines[target][col:]
+    return edits
+
+
+async def _typing(client, uri: str, lines: list[str], target: int, seconds: float) -> tuple[int, list[float]]:
+    """Sustained typing (one character every 20 ms, 300 ms debounce) with a hover every tenth edit."""
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"peerlint": {"debounceMs": 300}}))
+    await asyncio.sleep(0.2)
+    version, hovers = 6, []
+    end = time.perf_counter() + seconds
+    line = target + 2 if target + 2 < len(lines) else target
+    while time.perf_counter() < end:
+        version += 1
+        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            [lsp.TextDocumentContentChangePartial(range=lsp.Range(lsp.Position(line, 0), lsp.Position(line, 0)), text="a")]))
+        if version % 10 == 0:
+            h0 = time.perf_counter()
+            await client.text_document_hover_async(lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(target, 3)))
+            hovers.append(time.perf_counter() - h0)
+        await asyncio.sleep(0.02)
+    return version, hovers
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -378,17 +378,35 @@ def _nova_suite(args, index, papers, llm_factory) -> dict[str, Any]:
                 status, same, p_yes, _ = judge_paper(llm, text, hit, "score")
                 records.append({"group": group, "sim": round(sim, 4), "status": status, "p_yes": p_yes})
             print(f"nova: {group}: {len(records)} judgments, {time.time() - t:.0f} s", file=sys.stderr, flush=True)
-    rules = [("LLM on all 10 (no guard)", 0.0, None), ("LLM above floor 0.6", 0.6, None),
-             ("LLM above floor 0.7", 0.7, None), ("similarity alone >= 0.8", 0.8, 0.8),
-             ("similarity alone >= 0.9", 0.9, 0.9), ("guard: LLM in [0.6, 0.8), same >= 0.8", 0.6, 0.8),
-             ("guard: LLM in [0.7, 0.8), same >= 0.8 (default)", 0.7, 0.8),
-             ("guard: LLM in [0.7, 0.9), same >= 0.9", 0.7, 0.9)]
+    rows = _nova_rule_rows(groups, records, expected)
+    sims = np.array([r["sim"] for r in records])
+    pys = np.array([r["p_yes"] if r["p_yes"] is not None else np.nan for r in records])
+    bands = []
+    for lo, hi in ((0.0, 0.6), (0.6, 0.7), (0.7, 0.8), (0.8, 0.9), (0.9, 1.01)):
+        m = (sims >= lo) & (sims < hi)
+        bands.append({"band": f"{lo:.1f}-{min(hi, 1.0):.1f}", "papers": int(m.sum()),
+                      "p_yes_mean": round(float(np.nanmean(pys[m])), 4) if m.any() else None,
+                      "said_yes": int(np.nansum(pys[m] > 0.5)) if m.any() else 0})
+    return {"llm": f"{llm.name}:{llm.model}", "groups": {g: len(v) for g, v in groups.items()}, "rows": rows,
+            "bands": bands, "seconds": round(time.time() - t, 1), "judgments": len(records)}
+
+
+NOVA_RULES = [("LLM on all 10 (no guard)", 0.0, None), ("LLM above floor 0.6", 0.6, None),
+              ("LLM above floor 0.7", 0.7, None), ("similarity alone >= 0.8", 0.8, 0.8),
+              ("similarity alone >= 0.9", 0.9, 0.9), ("guard: LLM in [0.6, 0.8), same >= 0.8", 0.6, 0.8),
+              ("guard: LLM in [0.7, 0.8), same >= 0.8 (default)", 0.7, 0.8),
+              ("guard: LLM in [0.7, 0.9), same >= 0.9", 0.7, 0.9)]
+
+
+def _nova_rule_rows(groups: dict[str, list[str]], records: list[dict[str, Any]],
+                    expected: dict[str, bool]) -> list[dict[str, Any]]:
+    """Accuracy of each decision rule (LLM floor, similarity guard) per group, from the same judgments."""
     rows = []
     per_idea = 10
-    for group, texts in groups.items():
+    for group in groups:
         recs = [r for r in records if r["group"] == group]
         ideas = [recs[i:i + per_idea] for i in range(0, len(recs), per_idea)]
-        for rule, floor, same in rules:
+        for rule, floor, same in NOVA_RULES:
             verdicts: list[bool | None] = []
             for idea in ideas:
                 dup = same is not None and any(r["sim"] >= same for r in idea)
@@ -401,16 +419,7 @@ def _nova_suite(args, index, papers, llm_factory) -> dict[str, Any]:
                          "floor": floor, "same_above": same, "ideas": len(ideas), "correct": right,
                          "undetermined": sum(1 for v in verdicts if v is None),
                          "accuracy": round(right / len(ideas), 4) if ideas else None})
-    sims = np.array([r["sim"] for r in records])
-    pys = np.array([r["p_yes"] if r["p_yes"] is not None else np.nan for r in records])
-    bands = []
-    for lo, hi in ((0.0, 0.6), (0.6, 0.7), (0.7, 0.8), (0.8, 0.9), (0.9, 1.01)):
-        m = (sims >= lo) & (sims < hi)
-        bands.append({"band": f"{lo:.1f}-{min(hi, 1.0):.1f}", "papers": int(m.sum()),
-                      "p_yes_mean": round(float(np.nanmean(pys[m])), 4) if m.any() else None,
-                      "said_yes": int(np.nansum(pys[m] > 0.5)) if m.any() else 0})
-    return {"llm": f"{llm.name}:{llm.model}", "groups": {g: len(v) for g, v in groups.items()}, "rows": rows,
-            "bands": bands, "seconds": round(time.time() - t, 1), "judgments": len(records)}
+    return rows
 
 
 def run(args: argparse.Namespace) -> int:
