@@ -430,6 +430,7 @@ def test_cli_pull_then_429_forever_says_how_to_resume(api, tmp_path):
 @pytest.mark.parametrize("args, message", [
     ([], "nothing to pull: pass --topic"),
     (["--topic", "x", "--since", "last week"], "--since 'last week': write a date as YYYY"),
+    (["--topic", "x", "--until", "2021-02-30"], "--until '2021-02-30': write a date as YYYY"),
     (["--topic", "x", "--max-requests", "0"], "--max-requests must be at least 1"),
     (["--from-bib", "missing.bib"], "--from-bib missing.bib does not exist"),
     (["--openalex", "bogus:1"], "answered HTTP 400"),

@@ -122,6 +122,8 @@ def test_where_filters_while_streaming(tmp_path):
     assert ids(["venue=arxiv", "since=2020"]) == [f"arXiv:200{i}.00001" for i in range(4)]
     with pytest.raises(CorpusError, match="KEY=VALUE with KEY one of category, venue, since, until"):
         load_papers([path], where=["year>2020"])
+    with pytest.raises(CorpusError, match="since takes one date, YYYY, YYYY-MM or YYYY-MM-DD"):
+        load_papers([path], where=["since=2020-13"])
     with pytest.raises(CorpusError, match="that pass --where category=q-bio"):
         load_papers([path], warn=lambda m: None, where=["category=q-bio"])
 

@@ -12,6 +12,7 @@ a paper with no date and no year fails a date filter.
 
 from __future__ import annotations
 
+import datetime
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -23,8 +24,15 @@ _DATE = re.compile(r"\d{4}(-\d{2}(-\d{2})?)?")
 
 
 def is_date(text: str) -> bool:
-    """YYYY, YYYY-MM or YYYY-MM-DD: the dates `--where`, `--since` and `--until` take."""
-    return bool(_DATE.fullmatch(text))
+    """YYYY, YYYY-MM or YYYY-MM-DD, a real day: the dates `--where`, `--since` and `--until` take."""
+    if not _DATE.fullmatch(text):
+        return False
+    parts = [int(p) for p in text.split("-")] + [1, 1]
+    try:
+        datetime.date(*parts[:3])
+    except ValueError:
+        return False
+    return True
 
 
 class WhereError(ValueError):
