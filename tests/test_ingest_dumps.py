@@ -221,3 +221,18 @@ def test_unknown_layout_names_the_formats(tmp_path):
     papers, warnings = collect([folder])
     assert [p.id for p in papers] == ["arXiv:1706.03762"]
     assert len(warnings) == 1 and "in no layout peerlint reads" in warnings[0] and warnings[0].endswith("skipped")
+
+
+def test_dumps_under_their_own_names(tmp_path):
+    snapshot = write_jsonl(tmp_path / "arxiv-metadata-oai-snapshot.json", [ARXIV_RECORD])  # Kaggle's name
+    parts = tmp_path / "openalex" / "data" / "works" / "updated_date=2024-01-01"
+    parts.mkdir(parents=True)
+    write_jsonl(parts / "part_000.gz", [{**OPENALEX_WORK, "doi": None, "title": "Another work"}], gzip.open)
+    (tmp_path / "openalex" / "package.json").write_text('{"name": "x", "version": "1"}', encoding="utf-8")
+    (tmp_path / "openalex" / "notes.gz").write_bytes(gzip.compress(b"\x00\x01 not json"))
+    papers, warnings = collect([snapshot, tmp_path / "openalex"])
+    assert [p.id for p in papers] == ["arXiv:1706.03762", "W2963403868"] and warnings == []
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text('{\n  "id": "x",\n  "title": "T"\n}\n', encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"pretty.json holds no JSON lines: pass a \.jsonl"):
+        load_papers([pretty])

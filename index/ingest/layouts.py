@@ -43,8 +43,9 @@ def layout_of_record(record: Mapping[str, Any]) -> str | None:
     return None
 
 
-def sniff(path: Path, warn: Warn) -> str:
-    """The layout of a JSON-lines file; proceedings when no line parses (its reader then names each bad line)."""
+def sniff(path: Path, warn: Warn, strict: bool = False) -> str | None:
+    """The layout of a JSON-lines file. When none of its first lines parses: proceedings (its reader then
+    names each bad line), or None with `strict`, for files whose name does not promise JSON lines."""
     seen = 0
     for _, line in decoded_lines(path, warn):
         if not line.strip():
@@ -63,7 +64,7 @@ def sniff(path: Path, warn: Warn) -> str:
             return layout
         if seen >= SNIFF_LINES:
             break
-    return PROCEEDINGS
+    return None if strict else PROCEEDINGS
 
 
 Converter = Callable[[Mapping[str, Any], str], Iterable["Paper | BadRecord"]]

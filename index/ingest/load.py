@@ -32,7 +32,10 @@ JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.xz")
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.xz")
 BIB_SUFFIXES = (".bib",)
 TEX_SUFFIXES = (".tex",)
-SUPPORTED = "a .jsonl or .csv file (plain, .gz or .xz), a .bib or .tex file, or a directory of them"
+# dumps come as .json (the arXiv snapshot) or bare .gz parts (OpenAlex, Semantic Scholar): their content decides
+DUMP_SUFFIXES = (".json", ".json.gz", ".json.xz", ".gz", ".xz")
+SUPPORTED = ("a .jsonl or .csv file (plain, .gz or .xz), a JSON-lines dump (.json, .gz), a .bib or .tex file, "
+             "or a directory of them")
 Located = Iterator[tuple[Paper, str]]
 
 _SKIPPED_DIRS = {"__pycache__", "node_modules"}
@@ -133,11 +136,13 @@ def _checked_paths(paths: Iterable[Path | str] | Path | str) -> list[Path]:
     for path in checked:
         if not path.exists():
             raise CorpusError(f"corpus path {path} does not exist: check the spelling, or pass {SUPPORTED}")
-        if path.is_file() and _kind(path) is None:
+        kind = _kind(path) if path.is_file() else "directory"
+        if kind is None:
             raise CorpusError(f"{path} is not a corpus file peerlint reads: pass {SUPPORTED}")
-        if path.is_file() and _kind(path) == "jsonl":
-            try:
-                layouts.sniff(path, lambda message: None)  # an unknown layout fails before any reading
+        if kind in ("jsonl", "dump"):
+            try:  # an unknown layout fails before any reading
+                if layouts.sniff(path, lambda message: None, strict=kind == "dump") is None:
+                    raise CorpusError(f"{path} holds no JSON lines: pass {SUPPORTED}")
             except layouts.UnknownLayout as err:
                 raise CorpusError(str(err)) from None
     return checked
@@ -146,26 +151,26 @@ def _checked_paths(paths: Iterable[Path | str] | Path | str) -> list[Path]:
 def _kind(path: Path) -> str | None:
     name = path.name.lower()
     for kind, suffixes in (("jsonl", JSONL_SUFFIXES), ("csv", CSV_SUFFIXES), ("bib", BIB_SUFFIXES),
-                           ("tex", TEX_SUFFIXES)):
+                           ("tex", TEX_SUFFIXES), ("dump", DUMP_SUFFIXES)):
         if name.endswith(suffixes):
             return kind
     return None
 
 
-def _files(paths: list[Path]) -> Iterator[tuple[Path, str]]:
-    """(file, id of a .tex paper) for every corpus file: given files as they are, directories walked in a
-    stable order (a folder's files before its subfolders, hidden folders skipped); .tex ids are paths
-    relative to the directory given."""
+def _files(paths: list[Path]) -> Iterator[tuple[Path, str, bool]]:
+    """(file, id of a .tex paper, given by name) for every corpus file: given files as they are, directories
+    walked in a stable order (a folder's files before its subfolders, hidden folders skipped); .tex ids are
+    paths relative to the directory given."""
     for path in paths:
         if not path.is_dir():
-            yield path, path.name
+            yield path, path.name, True
             continue
         for folder, dirnames, filenames in os.walk(path):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIPPED_DIRS)
             for filename in sorted(filenames):
                 found = Path(folder) / filename
                 if not filename.startswith(".") and _kind(found) is not None:
-                    yield found, found.relative_to(path).as_posix()
+                    yield found, found.relative_to(path).as_posix(), False
 
 
 def _read_located(paths: list[Path], warn: Warn, keep: CorpusFilter | None = None) -> Located:
@@ -175,13 +180,16 @@ def _read_located(paths: list[Path], warn: Warn, keep: CorpusFilter | None = Non
     their join table before any papers file is read, wherever they sit in the list.
     """
     files: list[tuple[Path, str, str | None]] = []
-    for path, tex_id in _files(paths):
-        layout = None
-        if _kind(path) == "jsonl":
+    for path, tex_id, named in _files(paths):
+        layout, kind = None, _kind(path)
+        if kind in ("jsonl", "dump"):
             try:
-                layout = layouts.sniff(path, lambda message: None)
+                layout = layouts.sniff(path, lambda message: None, strict=kind == "dump" and not named)
             except layouts.UnknownLayout as err:
-                warn(f"{err}; skipped")  # a stray file in a directory; a named one failed in _checked_paths
+                if kind == "jsonl":  # a stray .jsonl in a directory; a named one failed in _checked_paths
+                    warn(f"{err}; skipped")
+                continue
+            if layout is None:  # a .json or .gz in a directory that is not JSON lines: not a corpus file
                 continue
         files.append((path, tex_id, layout))
     abstracts = [path for path, _, layout in files if layout == layouts.S2_ABSTRACTS]
@@ -211,7 +219,7 @@ def _read_located(paths: list[Path], warn: Warn, keep: CorpusFilter | None = Non
 
 def _read_file(path: Path, tex_id: str, layout: str | None, warn: Warn, store) -> Located:
     kind = _kind(path)
-    if kind == "jsonl":
+    if kind in ("jsonl", "dump"):
         if layout in (None, layouts.PROCEEDINGS):
             return _read_jsonl(path, warn, _proceedings)
         return _read_jsonl(path, warn, layouts.converter_for(layout, store))
@@ -223,8 +231,6 @@ def _read_file(path: Path, tex_id: str, layout: str | None, warn: Warn, store) -
 
 
 # --- records ----------------------------------------------------------------------------------------
-
-
 
 
 def _text_field(record: Mapping[str, object], key: str) -> str:

@@ -17,7 +17,7 @@ def register(sub) -> None:
     isub = index.add_subparsers(dest="index_command", metavar="ACTION")
     build = isub.add_parser("build", help="build (or incrementally update) an index from corpus files")
     build.add_argument("--corpus", nargs="+", type=Path, default=None,
-                       help="JSONL/CSV/BibTeX files or directories of .tex papers (default: the shipped proceedings)")
+                       help="JSONL/CSV/BibTeX files, dumps (arXiv, OpenAlex, S2) or folders (default: the shipped proceedings)")
     index_arg(build)
     build.add_argument("--route", choices=("torch", "onnx-int8", "static"), default="torch",
                        help="embedding route (default: torch; see `peerlint bench index`)")
