@@ -48,16 +48,21 @@ def bib_job(session: PullSession, job: BibJob) -> None:
     state = session.job_state(job.key, seeds={}, how={}, layer={}, citing_done=[], hop_done=[])
     try:
         if not state["done"]:
-            _resolve_seeds(session, works, state)
-            for hop in range(1, job.hops + 1):
-                if hop in state["hop_done"] or not session.room():
-                    continue
-                _expand(session, state, hop, job.citing_per_work if hop == 1 else 0)
-                if session.room():
-                    state["hop_done"].append(hop)
-            state["done"] = len(state["hop_done"]) == job.hops
+            with session.progress("bibliography"):
+                _run(session, job, works, state)
     finally:
         session.report.bib = _resolution(works, state).as_dict()
+
+
+def _run(session: PullSession, job: BibJob, works: Sequence[CitedWork], state: dict) -> None:
+    _resolve_seeds(session, works, state)
+    for hop in range(1, job.hops + 1):
+        if hop in state["hop_done"] or not session.room():
+            continue
+        _expand(session, state, hop, job.citing_per_work if hop == 1 else 0)
+        if session.room():  # a hop cut short by --max-works goes on when a larger limit is given
+            state["hop_done"].append(hop)
+    state["done"] = len(state["hop_done"]) == job.hops and all(w.key in state["seeds"] for w in works)
 
 
 def _resolution(works: Sequence[CitedWork], state: dict) -> BibResolution:

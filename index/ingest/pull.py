@@ -109,13 +109,12 @@ def _openalex_job(session: PullSession, job: OpenAlexJob) -> None:
         return
     flt = openalex_filter(session, job, state)
     with contextlib.ExitStack() as stack:
-        bar = None
+        bar = False
         while session.room() and not state["done"]:
             page = session.openalex.page(flt, cursor=state["cursor"])
-            bar = bar or stack.enter_context(session.progress("openalex", page.count))
-            held = len(session.papers)
+            if not bar:  # the bar's total is known from the first page
+                bar = stack.enter_context(session.progress("openalex", page.count)) or True
             _newest(state, session.add_works(page.works))
-            bar.update(len(session.papers) - held)
             if session.room():  # a page cut short by --max-works is asked again by a resumed, larger pull
                 state["cursor"] = page.next_cursor if page.works else None
                 state["done"] = not state["cursor"]
@@ -126,15 +125,13 @@ def _arxiv_job(session: PullSession, job: ArxivJob) -> None:
     state = _job_state(session, job.key, start=0, empty_pages=0)
     query = arxiv_api.search_query(job.categories, max(job.since, state.get("since", "")), job.until)
     with contextlib.ExitStack() as stack:
-        bar = None
+        bar = False
         while session.room() and not state["done"]:
             feed = session.arxiv.page(query, state["start"])
-            if bar is None:
+            if not bar:
                 left = None if feed.total is None else feed.total - state["start"]
-                bar = stack.enter_context(session.progress("arxiv", left))
-            held = len(session.papers)
+                bar = stack.enter_context(session.progress("arxiv", left)) or True
             _newest(state, [session.add(paper, "arxiv") for paper in feed.papers])
-            bar.update(len(session.papers) - held)
             if not session.room():
                 break
             state["start"] += feed.entries
@@ -142,3 +139,5 @@ def _arxiv_job(session: PullSession, job: ArxivJob) -> None:
             state["empty_pages"] = 0 if feed.entries else state["empty_pages"] + 1
             state["done"] = (feed.total is not None and state["start"] >= feed.total) or state["empty_pages"] >= 3
             session.maybe_checkpoint()
+
+

@@ -8,12 +8,13 @@ resumes where it was.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import lzma
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,6 +73,7 @@ class PullSession:
         self.state_file = state_path(plan.out)
         self.state: dict = {"version": STATE_VERSION, "jobs": {}}
         self._last_checkpoint = clock()
+        self._bar: Progress | None = None
         before = self._load_existing()
         self.report = PullReport(plan.out, self.state_file, before, max_works=plan.max_works)
 
@@ -87,6 +89,8 @@ class PullSession:
             return None
         outcome, first, _key = self.papers.add(paper)
         if outcome == "new":
+            if self._bar is not None:
+                self._bar.update()
             self.report.added[source] = self.report.added.get(source, 0) + 1
             self.report.without_abstract += not paper.abstract
             return paper
@@ -154,9 +158,16 @@ class PullSession:
         os.replace(tmp_state, self.state_file)
         self._last_checkpoint = self._clock()
 
-    def progress(self, desc: str, total: int | None) -> Progress:
-        return Progress(desc, total=max(0, min(total if total is not None else self.room(), self.room())),
-                        unit="work", show=self.show)
+    @contextlib.contextmanager
+    def progress(self, desc: str, total: int | None = None) -> Iterator[None]:
+        """A progress bar on stderr for one job, advanced by every new work `add` holds."""
+        total = max(0, min(total if total is not None else self.room(), self.room()))
+        with Progress(desc, total=total, unit="work", show=self.show) as bar:
+            self._bar = bar
+            try:
+                yield
+            finally:
+                self._bar = None
 
 
 def open_binary_writer(path: Path, name: str):
