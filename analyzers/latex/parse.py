@@ -306,6 +306,9 @@ def _sentence_starts(text: str) -> list[int]:
     return out
 
 
+sentence_starts = _sentence_starts  # public: analyzers/drafts splits changed paragraphs into sentences the same way
+
+
 def _hard_split(text: str, a: int, b: int, count: Callable[[str], int], limit: int) -> list[tuple[int, int]]:
     """Cut text[a:b] into pieces of at most `limit` tokens, preferring clause and word breaks."""
     out = []
