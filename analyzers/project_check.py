@@ -1,4 +1,9 @@
-"""One LaTeX project in, judgments out: the path from a file on disk to what `peerlint check` prints."""
+"""One LaTeX project in, judgments out: the path from a file on disk to what `peerlint check` prints.
+
+`read_project` is the one way from an edited file to its parsed project, for the CLI and the
+server alike: which root, which wall (the root's folder, or the workspace folder holding it, plus
+`extraRoots`), and the chunks of every file inside it.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,8 @@ from typing import Callable
 from .retrieval.bibliography import BibEntry, read_bib_files
 from .engine import Engine
 from .latex.parse import ParseOptions
-from .latex.project import parse_project, pick_root
+from .latex.project import ProjectParse, RootChoice, parse_project, pick_root
+from .latex.wall import ProjectWall
 from .types import Chunk, Judgment
 
 
@@ -31,6 +37,28 @@ def parse_options(settings, count_tokens: Callable[[str], int] | None = None) ->
     return opts
 
 
+@dataclass
+class ProjectRead:
+    """A parsed project with the root chosen for the edited file and the wall its files stayed in."""
+
+    choice: RootChoice
+    wall: ProjectWall
+    project: ProjectParse
+
+    @property
+    def warnings(self) -> list[str]:
+        return ([self.choice.note] if self.choice.note else []) + self.project.warnings
+
+
+def read_project(path: Path, settings, workspace: Path | None = None, read: Callable[[Path], str] | None = None,
+                 root: Path | None = None, count_tokens: Callable[[str], int] | None = None) -> ProjectRead:
+    """The project `path` belongs to (`root` overrides the root found), read inside its wall."""
+    extra = tuple(settings.extra_roots)
+    choice = pick_root(Path(path), workspace, read, override=root, extra_roots=extra)
+    wall = ProjectWall.around(choice.root, workspace, extra)
+    return ProjectRead(choice, wall, parse_project(choice.root, parse_options(settings, count_tokens), read, wall))
+
+
 def read_bibliography(paths: list[Path]) -> list[BibEntry] | None:
     """Entries of every readable .bib, or None when the project has none (then no citation checks)."""
     existing = [p for p in paths if p.exists()]
@@ -40,9 +68,7 @@ def read_bibliography(paths: list[Path]) -> list[BibEntry] | None:
 def check_file(path: Path, engine: Engine, workspace: Path | None = None,
                read: Callable[[Path], str] | None = None, tier: str = "fast", root: Path | None = None) -> CheckResult:
     """`root` overrides the root file found from `path`; a choice among several roots is a warning."""
-    choice = pick_root(Path(path), workspace, read, override=root)
-    project = parse_project(choice.root, parse_options(engine.settings), read)
-    bib = read_bibliography(project.bib_files)
-    report = engine.run(project.chunks, tier, bib)
-    notes = [choice.note] if choice.note else []
-    return CheckResult(choice.root, project.chunks, report.judgments, notes + project.warnings + report.errors, bib)
+    found = read_project(path, engine.settings, workspace, read, root)
+    bib = read_bibliography(found.project.bib_files)
+    report = engine.run(found.project.chunks, tier, bib)
+    return CheckResult(found.choice.root, found.project.chunks, report.judgments, found.warnings + report.errors, bib)

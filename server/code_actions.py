@@ -1,4 +1,8 @@
-"""Code actions as plain WorkspaceEdits, so they work in any editor through `workspace/applyEdit`."""
+"""Code actions as plain WorkspaceEdits, so they work in any editor through `workspace/applyEdit`.
+
+Every edit is checked against the project's wall (`edit_inside`) before it is offered or applied:
+a document cannot make peerlint write outside its project (a `.bib` named `../../.bashrc`).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from lsprotocol import types as lsp
 
 from ..analyzers.retrieval.bibliography import bibtex_entry, cited_index, key_for, make_key, parse_bib
 from ..analyzers.latex.parse import LineIndex
+from ..analyzers.latex.wall import ProjectWall
 from ..analyzers.types import Chunk
 from ..index.papers import Paper
 
@@ -76,6 +81,31 @@ def cite_edit(doc_uri: str, doc_version: int | None, doc_text: str, chunk_end: i
     position = LineIndex(doc_text).position(at)
     changes.insert(0, _insert(doc_uri, doc_version, _pos(position), f"~\\cite{{{key}}}"))
     return lsp.WorkspaceEdit(document_changes=changes), key
+
+
+def edit_paths(edit: lsp.WorkspaceEdit) -> list[str]:
+    """Every URI an edit creates, changes, renames or deletes."""
+    uris = list((edit.changes or {}).keys())
+    for change in edit.document_changes or []:
+        if isinstance(change, lsp.TextDocumentEdit):
+            uris.append(change.text_document.uri)
+        elif isinstance(change, lsp.RenameFile):
+            uris += [change.old_uri, change.new_uri]
+        else:
+            uris.append(change.uri)
+    return uris
+
+
+def edit_inside(edit: lsp.WorkspaceEdit | None, wall: ProjectWall | None) -> bool:
+    """True when every file `edit` touches is a local file inside `wall` (no wall: no edit)."""
+    if edit is None:
+        return True
+    if wall is None:
+        return False
+    from urllib.parse import unquote, urlparse
+
+    uris = edit_paths(edit)
+    return all(u.startswith("file:") and wall.allows(Path(unquote(urlparse(u).path))) for u in uris)
 
 
 def cite_targets(diagnostic: lsp.Diagnostic) -> list[dict]:

@@ -50,6 +50,7 @@ class Settings:
     max_suggestions: int = 2  # flagged chunks per analysis run that get an LLM suggestion (lowest rated first)
     search_mode: str = DEFAULT_MODE  # how every finding finds papers: dense | lexical | hybrid (README "Retrieval")
     published_before: str = ""  # ISO date or year: only papers published strictly before it are evidence; empty: all
+    extra_roots: tuple[str, ...] = ()  # folders outside the project that \input, .bib etc. may read (README "The project root is a wall")
 
     def updated(self, raw: Any, warn: Callable[[str], None]) -> "Settings":
         """A copy with every valid key of `raw` applied; problems go to `warn`, old values stay."""
@@ -136,6 +137,12 @@ def _analyzers(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _folders(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise TypeError(f"expected a list of folder paths, got {value!r}")
+    return tuple(value)
+
+
 def _severity(value: Any) -> dict[str, str]:
     if not isinstance(value, dict):
         raise TypeError(f"expected an object of code -> severity, got {value!r}")
@@ -161,6 +168,7 @@ _VALIDATORS: dict[str, Callable[[Any], Any]] = {
     "search_mode": _choice(MODES),
     "published_before": _before,
     "analyzers": _analyzers,
+    "extra_roots": _folders,
     "severity": _severity,
     "latex_commands": _table(("ignore", "dummy", "default")),
     "latex_environments": _table(("ignore", "default")),

@@ -19,7 +19,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from .code_actions import cite_action, cite_edit, cite_targets, disable_actions, paper_from_hit
+from .code_actions import cite_action, cite_edit, cite_targets, disable_actions, edit_inside, paper_from_hit
 from .diagnostics import hover_markdown, to_diagnostic
 from .service import ProjectState, Service, uri_to_path
 
@@ -181,11 +181,17 @@ class PeerlintServer(LanguageServer):
             return None
         bib_path = next((p for p in state.bib_files if p.exists()), None) or (
             state.bib_files[0] if state.bib_files else state.root.parent / "references.bib")
+        if state.wall is None or not state.wall.allows(bib_path):
+            log.warning("cite: %s is outside the project; no edit offered", bib_path)
+            return None
         bib_text = self.buffer_text(bib_path.as_uri())
         if bib_text is None and bib_path.exists():
             bib_text = bib_path.read_text(encoding="utf-8", errors="replace")
         edit, key = cite_edit(uri, self.version_of(uri), self.service.document_text(uri), chunk.offsets[-1],
                               paper_from_hit(hit), bib_path, bib_text)
+        if not edit_inside(edit, state.wall):
+            log.warning("cite: %s is outside the project; no edit offered", bib_path)
+            return None
         return edit, key, bib_path
 
     def reanalyse_open(self) -> None:
@@ -272,6 +278,8 @@ def code_action(ls: PeerlintServer, params: lsp.CodeActionParams) -> list[lsp.Co
             if planned is not None:
                 actions.append(cite_action(hit, planned[0], diag))
         actions.extend(disable_actions(uri, version, diag))
+    wall = ls.service.wall_of(uri)
+    actions = [a for a in actions if edit_inside(a.edit, wall)]
     where = {"uri": uri, "line": params.range.start.line, "character": params.range.start.character}
     if ls.service.chunk_at(uri, where["line"], where["character"]) is not None:
         actions.append(lsp.CodeAction(title="peerlint: check novelty of this paragraph", kind=lsp.CodeActionKind.Source,

@@ -16,9 +16,9 @@ from urllib.parse import unquote, urlparse
 from ..analyzers.retrieval.bibliography import BibEntry
 from ..analyzers.engine import Engine
 from ..analyzers.latex.parse import LineIndex, line_index, selection_chunk
-from ..analyzers.latex.project import find_root, parse_project
+from ..analyzers.latex.wall import ProjectWall
 from ..analyzers.novelty.check import NoveltyChecker
-from ..analyzers.project_check import parse_options, read_bibliography
+from ..analyzers.project_check import read_bibliography, read_project
 from ..analyzers.retrieval.retriever import HitView, Retriever
 from ..analyzers.types import Chunk, Judgment, Position
 from ..analyzers.drafts.venue_guess import guess_venue
@@ -46,6 +46,7 @@ class ProjectState:
     judgments: dict[str, list[Judgment]] = field(default_factory=dict)  # uri -> fast + llm findings
     warnings: list[str] = field(default_factory=list)
     venue_guess: str = ""  # from the root file's \documentclass / \usepackage (used when target_venue is unset)
+    wall: ProjectWall | None = None  # where the project's files may be read and written (None: nowhere)
 
 
 class Service:
@@ -140,14 +141,13 @@ class Service:
         return text if text is not None else path.read_text(encoding="utf-8", errors="replace")
 
     def parse(self, uri: str) -> ProjectState:
-        path = uri_to_path(uri)
-        root = find_root(path, self.workspace, self._read)
         retriever = self.retriever()
         count = retriever.index.embedder.count_tokens if retriever is not None else None
-        project = parse_project(root, parse_options(self.settings, count), self._read)
+        found = read_project(uri_to_path(uri), self.settings, self.workspace, self._read, count_tokens=count)
+        root, project = found.choice.root, found.project
         files = [p.as_uri() for p in project.files] or [uri]
         state = ProjectState(root, files, project.chunks, read_bibliography(project.bib_files), project.bib_files,
-                             warnings=list(project.warnings), venue_guess=guess_venue(self._read(root)))
+                             warnings=found.warnings, venue_guess=guess_venue(self._read(root)), wall=found.wall)
         with self._lock:
             old = self.projects.get(root)
             if old is not None:
@@ -239,7 +239,7 @@ class Service:
         return chunk, hits, found
 
     def line_text(self, uri: str, line: int) -> str:
-        text = self._read(uri_to_path(uri))
+        text = self.document_text(uri)
         idx = LineIndex(text)
         if line >= idx.line_count():
             return ""
@@ -247,7 +247,20 @@ class Service:
         return text[a:b]
 
     def document_text(self, uri: str) -> str:
-        return self._read(uri_to_path(uri))
+        """The editor's buffer, else the file on disk if a project peerlint read holds it; a request
+        naming any other file reads nothing (the wall holds for requests too)."""
+        path = uri_to_path(uri)
+        text = self.read_buffer(path.as_uri())
+        if text is not None:
+            return text
+        with self._lock:
+            known = any(s.wall is not None and s.wall.allows(path) for s in self.projects.values())
+        return self._read(path) if known else ""
+
+    def wall_of(self, uri: str) -> ProjectWall | None:
+        """The wall of the project holding `uri`: every edit an action proposes stays inside it."""
+        state = self.project_of(uri)
+        return state.wall if state is not None else None
 
     def status(self) -> dict:
         retriever = self._retriever

@@ -3,7 +3,7 @@
 `parse_project(root)` walks the root and every file it includes, in reading order; each chunk's
 `uri` and offsets refer to the file its text is in.  The project's macros, conditionals and
 author names (from its .bib) carry from file to file.  Missing files and cycles become
-warnings.  Which file is the root: `roots.py` (`find_root` and `pick_root` are re-exported here).
+warnings, and so does a file outside the project's wall (`wall.py`): it is never read.  Which file is the root: `roots.py` (`find_root` and `pick_root` are re-exported here).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from .parse import ChunkMaker, ChunkState, ParseOptions, TablesFor, file_events,
 from .roots import (Reader, RootChoice, bib_candidates, bib_files, existing, find_root, include_candidates, norm_path,
                     pick_root, read_file, try_read)
 from .text import BibResource, Include, Notice, Package, Para
+from .wall import ProjectWall
 from ..types import Chunk
 
 log = logging.getLogger(__name__)
@@ -39,10 +40,11 @@ class ProjectParse:
 class _ProjectWalk:
     """One pass over a project: files in reading order, the chunk state and the tables they share."""
 
-    def __init__(self, root: Path, options: ParseOptions, read: Reader):
+    def __init__(self, root: Path, options: ParseOptions, read: Reader, wall: ProjectWall):
         self.root_dir = root.parent
         self.options = options
         self.read = read
+        self.wall = wall
         self.result = ProjectParse(chunks=[])
         self.state = ChunkState()
         self.scope = Definitions()  # the project's macros, read in reading order
@@ -79,11 +81,24 @@ class _ProjectWalk:
         if message not in self.result.warnings:
             self.result.warnings.append(message)
 
+    def refused(self, where: str, cands: list[Path]) -> bool:
+        """Warn once, naming the path and the setting, when what `where` names lies outside the wall:
+        every candidate is outside, or one outside exists and none inside does (a link out)."""
+        outside = [c for c in cands if not self.wall.allows(c)]
+        if not outside or len(outside) < len(cands) and (
+                any(c.is_file() for c in cands if c not in outside) or not any(c.exists() for c in outside)):
+            return False
+        self.warn(self.wall.refusal(where, next((c for c in outside if c.exists()), outside[0])))
+        return True
+
     def package(self, path: Path, ev: Package) -> None:
         """A .sty/.cls of the project itself: its definitions count (it has no prose)."""
         ext = ".cls" if ev.command == "documentclass" else ".sty"
         for name in ev.names:
-            for cand in dict.fromkeys((norm_path(self.root_dir / (name + ext)), norm_path(path.parent / (name + ext)))):
+            cands = list(dict.fromkeys((norm_path(self.root_dir / (name + ext)), norm_path(path.parent / (name + ext)))))
+            if self.refused(f"{path.name}: \\{ev.command}{{{name}}}", cands):
+                continue
+            for cand in filter(self.wall.allows, cands):
                 if cand in self.seen:
                     break
                 text = try_read(cand, self.read) if cand.is_file() else None
@@ -94,8 +109,10 @@ class _ProjectWalk:
                     break
 
     def bib_resource(self, path: Path, ev: BibResource) -> None:
-        for cands in bib_candidates(ev.command, ev.names, path.parent, self.root_dir):
-            found = existing(cands)
+        for name, cands in zip(ev.names, bib_candidates(ev.command, ev.names, path.parent, self.root_dir)):
+            found = existing([c for c in cands if self.wall.allows(c)])
+            if found is None and self.refused(f"{path.name}: \\{ev.command}{{{name}}}", cands):
+                continue
             if found is None:
                 self.result.warnings.append(f"{path.name}: bibliography file {cands[0].name} not found")
             elif found not in self.result.bib_files:
@@ -116,24 +133,28 @@ class _ProjectWalk:
         if depth >= MAX_DEPTH:
             warnings.append(f"{parent.name}: includes nested deeper than {MAX_DEPTH}; {ev.args[-1]} skipped")
             return
-        for cand in cands:
+        for cand in filter(self.wall.allows, cands):
             child = try_read(cand, self.read)
             if child is not None:
                 self.visit(cand, child, True if pre else None, depth + 1, ev.kind)
                 return
+        if self.refused(f"{parent.name}: \\{ev.command}{{{'}{'.join(ev.args)}}}", cands):
+            return
         warnings.append(f"{parent.name}: \\{ev.command}{{{ev.args[-1]}}} not found (looked for {cands[0]})")
 
 
-def parse_project(root: Path, options: ParseOptions | None = None, read: Reader | None = None) -> ProjectParse:
-    """Chunks of every file reachable from `root`, in reading order.  Never raises on content."""
+def parse_project(root: Path, options: ParseOptions | None = None, read: Reader | None = None,
+                  wall: ProjectWall | None = None) -> ProjectParse:
+    """Chunks of every file reachable from `root` inside `wall` (default: the root's folder), in
+    reading order.  Never raises on content."""
     root = norm_path(root)
-    walk = _ProjectWalk(root, options or ParseOptions(), read or read_file)
+    walk = _ProjectWalk(root, options or ParseOptions(), read or read_file, wall or ProjectWall.around(root))
     text = try_read(root, walk.read)
     if text is None:
         walk.result.warnings.append(f"cannot read the root file {root}")
     else:
         # the .bib is named at the end; its author names are needed from the first \citet on
-        bibs = [try_read(p, walk.read) for p in bib_files(root, text, walk.read)]
+        bibs = [try_read(p, walk.read) for p in bib_files(root, text, walk.read, walk.wall)]
         walk.scope.cite_names = names_of_bib_texts([b for b in bibs if b])
         walk.visit(root, text, None, 0)
         walk.result.notes = sorted(walk.tables().notes)
@@ -144,4 +165,4 @@ def parse_project(root: Path, options: ParseOptions | None = None, read: Reader 
 
 
 
-__all__ = ["ProjectParse", "Reader", "RootChoice", "find_root", "parse_project", "pick_root", "read_file"]
+__all__ = ["ProjectParse", "ProjectWall", "Reader", "RootChoice", "find_root", "parse_project", "pick_root", "read_file"]

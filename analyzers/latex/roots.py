@@ -11,7 +11,9 @@
   5. else `path`.
 `find_root` is the same without the note.  The include tree here is read by a regex over the
 source (`include_tree`): quick, blind to includes made by macros, enough to find roots and
-the .bib files a project names before it is parsed.
+the .bib files a project names before it is parsed.  Both stay inside the project's wall
+(`wall.py`): a root named by a magic comment counts only when the edited file lies inside that
+root's project, and no file outside a project is read to find what it includes.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
+
+from .wall import ProjectWall
 
 Reader = Callable[[Path], str]
 
@@ -103,9 +107,11 @@ def _documentclass(text: str) -> re.Match | None:
     return _DOCUMENTCLASS.search(_strip_comments(text[:200_000]))
 
 
-def include_tree(root: Path, text: str, read: Reader, limit: int = 200) -> Iterator[tuple[Path, str]]:
-    """(path, text) of `root` and of the files it includes, found by a regex over the source
-    (quick, but blind to includes made by macros)."""
+def include_tree(root: Path, text: str, read: Reader, limit: int = 200,
+                 wall: ProjectWall | None = None) -> Iterator[tuple[Path, str]]:
+    """(path, text) of `root` and of the files it includes inside `wall` (default: the root's
+    folder), found by a regex over the source (quick, but blind to includes made by macros)."""
+    wall = wall or ProjectWall.around(root)
     yield root, text
     todo = [(root, text)]
     visited = {root}
@@ -119,6 +125,8 @@ def include_tree(root: Path, text: str, read: Reader, limit: int = 200) -> Itera
             for cand in cands:
                 if cand in visited:
                     break
+                if not wall.allows(cand):
+                    continue
                 child = try_read(cand, read)
                 if child is not None:
                     visited.add(cand)
@@ -127,19 +135,20 @@ def include_tree(root: Path, text: str, read: Reader, limit: int = 200) -> Itera
                     break
 
 
-def _includes(root: Path, text: str, target: Path, read: Reader) -> bool:
-    """Does `root` include `target`, directly or through other files?"""
-    return any(path == target for path, _ in include_tree(root, text, read))
+def _includes(root: Path, text: str, target: Path, read: Reader, wall: ProjectWall) -> bool:
+    """Does `root` include `target`, directly or through other files inside `wall`?"""
+    return any(path == target for path, _ in include_tree(root, text, read, wall=wall))
 
 
-def bib_files(root: Path, text: str, read: Reader) -> list[Path]:
-    """The .bib files the project names, before it is parsed (see `_include_tree`)."""
+def bib_files(root: Path, text: str, read: Reader, wall: ProjectWall | None = None) -> list[Path]:
+    """The .bib files inside `wall` the project names, before it is parsed (see `include_tree`)."""
+    wall = wall or ProjectWall.around(root)
     out: list[Path] = []
-    for path, body in include_tree(root, text, read):
+    for path, body in include_tree(root, text, read, wall=wall):
         for m in _BIBLIOGRAPHY.finditer(_strip_comments(body)):
             names = tuple(x.strip() for x in m.group(2).split(",") if x.strip())
             for cands in bib_candidates(m.group(1), names, path.parent, root.parent):
-                found = existing(cands)
+                found = existing([c for c in cands if wall.allows(c)])
                 if found is not None and found not in out:
                     out.append(found)
     return out
@@ -171,18 +180,28 @@ def latexmkrc_roots(folder: Path, read: Reader) -> list[Path]:
 _PERL_COMMENT = re.compile(r"#[^\r\n]*")
 
 
-def _root_named_in(path: Path, text: str, read: Reader) -> Path | None:
-    """`% !TeX root = main.tex`, or `\\documentclass[main.tex]{subfiles}`: the root the file names."""
+def _named_roots(path: Path, text: str) -> list[Path]:
+    """`% !TeX root = main.tex`, or `\\documentclass[main.tex]{subfiles}`: where the root the file names may be."""
     m = _ROOT_MAGIC.search(text[:5000])
     if m:
         name = m.group(1).strip().strip('"')
-        for cand in (norm_path(path.parent / name), norm_path(path.parent / (name + ".tex"))):
-            if cand.is_file() or try_read(cand, read) is not None:
-                return cand
+        return [norm_path(path.parent / name), norm_path(path.parent / (name + ".tex"))]
     dc = _documentclass(text)
     if dc and dc.group(2).strip() == "subfiles" and dc.group(1):
-        return existing(include_candidates("input", (dc.group(1).strip(),), path.parent, path.parent))
-    return None
+        return include_candidates("input", (dc.group(1).strip(),), path.parent, path.parent)
+    return []
+
+
+def _root_named_in(path: Path, text: str, read: Reader, workspace: Path | None,
+                   extra_roots: Iterable[str | Path]) -> tuple[Path | None, str]:
+    """The root the file names, if `path` lies inside that root's project; else None and why it was not used."""
+    for cand in _named_roots(path, text):
+        if not ProjectWall.around(cand, workspace, extra_roots).allows(path):
+            wall = ProjectWall.around(path, workspace, extra_roots)
+            return None, wall.refusal(f"{path.name}: the root file it names", cand)
+        if cand.is_file() or try_read(cand, read) is not None:
+            return cand, ""
+    return None, ""
 
 
 def _search_dirs(path: Path, workspace: Path | None) -> list[Path]:
@@ -196,7 +215,7 @@ def _search_dirs(path: Path, workspace: Path | None) -> list[Path]:
     return dirs
 
 
-def _including_roots(path: Path, workspace: Path | None, read: Reader) -> list[Path]:
+def _including_roots(path: Path, workspace: Path | None, read: Reader, extra_roots: Iterable[str | Path]) -> list[Path]:
     """Every `.tex` with `\\documentclass` near `path` that includes it, nearest directory first, by name."""
     out = []
     for d in _search_dirs(path, workspace):
@@ -209,27 +228,29 @@ def _including_roots(path: Path, workspace: Path | None, read: Reader) -> list[P
             if cand == path:
                 continue
             body = try_read(cand, read)
-            if body and _documentclass(body) and _includes(cand, body, path, read):
+            if body and _documentclass(body) and _includes(cand, body, path, read,
+                                                           ProjectWall.around(cand, workspace, extra_roots)):
                 out.append(cand)
     return out
 
 
 def pick_root(path: Path, workspace: Path | None = None, read: Reader | None = None,
-              override: Path | None = None) -> RootChoice:
+              override: Path | None = None, extra_roots: Iterable[str | Path] = ()) -> RootChoice:
     """The root .tex file to parse when `path` is edited (see the module docstring)."""
     if override is not None:
         return RootChoice(norm_path(override))
     read = read or read_file
     path = norm_path(path)
     text = try_read(path, read) or ""
-    named = _root_named_in(path, text, read)
+    extra_roots = tuple(extra_roots)
+    named, refused = _root_named_in(path, text, read, workspace, extra_roots)
     if named is not None:
         return RootChoice(named)
     if _documentclass(text):
-        return RootChoice(path)
-    roots = _including_roots(path, workspace, read)
+        return RootChoice(path, refused)
+    roots = _including_roots(path, workspace, read, extra_roots)
     if len(roots) <= 1:
-        return RootChoice(roots[0] if roots else path)
+        return RootChoice(roots[0] if roots else path, refused)
     preferred = [r for d in dict.fromkeys(r.parent for r in roots) for r in latexmkrc_roots(d, read) if r in roots]
     root = preferred[0] if preferred else roots[0]
     why = "named by latexmkrc" if preferred else "first by folder and name"
@@ -238,6 +259,7 @@ def pick_root(path: Path, workspace: Path | None = None, read: Reader | None = N
                             f"also {others}); choose with --root or a '% !TeX root = ...' line")
 
 
-def find_root(path: Path, workspace: Path | None = None, read: Reader | None = None) -> Path:
+def find_root(path: Path, workspace: Path | None = None, read: Reader | None = None,
+              extra_roots: Iterable[str | Path] = ()) -> Path:
     """The root .tex file to parse when `path` is edited (`pick_root` without its note)."""
-    return pick_root(path, workspace, read).root
+    return pick_root(path, workspace, read, extra_roots=extra_roots).root

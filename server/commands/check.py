@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings(args.settings)
     index = open_index_or_fail(args.index or (Path(settings.index_path) if settings.index_path else None))
     engine = Engine(settings, retriever=Retriever(index, settings.search_mode, settings.published_before or None, warn=warn))
-    result = check_file(args.file, engine, workspace=Path.cwd(), root=args.root)
+    result = check_file(args.file, engine, root=args.root)  # no workspace: the project is the root's folder
     for w in result.warnings:
         warn(w)
     rows = sorted(result.judgments, key=lambda j: (j.chunk.uri, j.chunk.range.start.line, j.chunk.range.start.character))

@@ -30,18 +30,15 @@ def _position(p) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...analyzers.latex.project import parse_project, pick_root
-    from ...analyzers.project_check import parse_options
+    from ...analyzers.project_check import read_project
 
     for path in (args.file, args.root):
         if path is not None and not path.exists():
             raise UserError(f"no such file: {path}")
-    choice = pick_root(args.file, Path.cwd(), override=args.root)
-    if choice.note:
-        warn(choice.note)
-    project = parse_project(choice.root, parse_options(load_settings(args.settings)))
-    for w in project.warnings:
+    found = read_project(args.file, load_settings(args.settings), root=args.root)  # the project: the root's folder
+    for w in found.warnings:
         warn(w)
+    project = found.project
     if args.json:
         print(json.dumps([{"uri": c.uri, "range": {"start": _position(c.range.start), "end": _position(c.range.end)},
                            "section": c.section, "kind": c.kind, "cites": list(c.cites), "text": c.text}
