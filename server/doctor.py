@@ -1,4 +1,5 @@
-"""`peerlint doctor`: every component, present or not, its version and path, and the exact fix."""
+"""`peerlint doctor`: every component, present or not, its version and path, the exact fix, and
+where prompts would go (the LLM host, and whether it is this machine)."""
 
 from __future__ import annotations
 
@@ -58,25 +59,22 @@ def components(index_path: Path) -> list[Component]:
     return out
 
 
-def backend_in_use(parts: list[Component]) -> str:
-    by_name = {c.name: c for c in parts}
-    if by_name.get("llm: ollama") and by_name["llm: ollama"].ok:
-        return "ollama"
-    if by_name.get("llm: embedded") and by_name["llm: embedded"].ok:
-        return "embedded"
-    return "none"
+def run_doctor(index_path: Path, as_json: bool = False, backend: str = "auto", model: str | None = None,
+               host: str | None = None) -> int:
+    """`backend`, `model`, `host`: the user's settings, so the destination shown is the one prompts take."""
+    from ..analyzers.llm.select import prompt_destination
 
-
-def run_doctor(index_path: Path, as_json: bool = False) -> int:
     parts = components(index_path)
-    backend = backend_in_use(parts)
+    dest = prompt_destination(backend, model, host)
     if as_json:
-        print(json.dumps({"components": [asdict(c) for c in parts], "backend": backend,
+        print(json.dumps({"components": [asdict(c) for c in parts], "backend": dest.backend,
+                          "prompts": {**asdict(dest), "configured": backend, "detail": dest.describe()},
                           "ok": all(c.ok for c in parts if c.name != "llm: ollama")}))
     else:
         for c in parts:
             mark = "ok  " if c.ok else ("--  " if c.name == "llm: ollama" else "FAIL")
             print(f"[{mark}] {c.name:<22} {c.version or '':<14} {c.detail}")
-        print(f"backend in use (auto): {backend}")
+        print(f"backend in use ({backend}): {dest.backend}")
+        print(f"prompts go to: {dest.describe()}")
     needed = [c for c in parts if not c.ok and c.name != "llm: ollama"]
     return 1 if needed else 0

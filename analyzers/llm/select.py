@@ -1,20 +1,23 @@
 """Pick the LLM backend: Ollama when it is up and holds the model, else the embedded model.
 
 `make_llm` is what analyzers and the server call; `describe_backends` is what `peerlint doctor`
-prints, one line per backend with the fix when it is not usable.
+prints, one line per backend with the fix when it is not usable; `prompt_destination` says where
+prompts (paragraphs of the draft, retrieved abstracts) would go and whether that is this machine.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import ipaddress
 import os
+import urllib.parse
 from dataclasses import dataclass
 
 from .base import LLM, LLMError, LLMUnavailable
 from .cache import CachedLLM
 from .embedded import MODEL_PACKAGE, EmbeddedLLM, find_gguf
-from .ollama_backend import DEFAULT_MODEL, OllamaLLM, probe
+from .ollama_backend import DEFAULT_MODEL, OllamaLLM, probe, resolve_host
 
 BACKENDS = ("auto", "ollama", "embedded")
 
@@ -46,16 +49,52 @@ def make_llm(backend: str = "auto", model: str | None = None, host: str | None =
     (default "smollm2:135m"), else the embedded model.  "ollama" / "embedded" force one;
     forcing Ollama does not probe, so its first call reports an unreachable server.
     """
-    if backend not in BACKENDS:
-        raise LLMError(f"unknown LLM backend {backend!r}: use one of {', '.join(BACKENDS)}")
     llm: LLM
-    if backend == "ollama" or (
-        backend == "auto" and not _gguf(model) and probe(host, probe_timeout).has(_ollama_model(model))
-    ):
+    if prompt_destination(backend, model, host, probe_timeout).host is not None:
         llm = OllamaLLM(model=_ollama_model(model), host=host, timeout=timeout)
     else:
         llm = EmbeddedLLM(model_path=_gguf(model))
     return CachedLLM(llm, cache_dir=cache_dir) if cache else llm
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where `make_llm` with the same arguments would send prompts."""
+
+    backend: str  # "embedded" | "ollama"
+    host: str | None  # the Ollama address; None for the embedded model (no network at all)
+    local: bool  # True: nothing leaves this machine
+
+    def describe(self) -> str:
+        if self.host is None:
+            return "the embedded model in this process: nothing leaves this machine"
+        where = "this machine (loopback)" if self.local else "possibly another machine (not a loopback address)"
+        return (f"Ollama at {self.host}, {where}: paragraphs of the draft and retrieved abstracts are sent there"
+                + ("" if self.local else '; set backend "embedded" to keep everything on this machine'))
+
+
+def is_loopback(host: str) -> bool:
+    """Is the Ollama address `host` this machine by its name alone (localhost or a loopback IP)?"""
+    name = urllib.parse.urlsplit(resolve_host(host)).hostname or ""
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def prompt_destination(backend: str = "auto", model: str | None = None, host: str | None = None,
+                       probe_timeout: float = 1.0) -> Destination:
+    """The choice `make_llm` makes, without making it: "embedded" never touches the network."""
+    if backend not in BACKENDS:
+        raise LLMError(f"unknown LLM backend {backend!r}: use one of {', '.join(BACKENDS)}")
+    if backend == "ollama" or (
+        backend == "auto" and not _gguf(model) and probe(host, probe_timeout).has(_ollama_model(model))
+    ):
+        address = resolve_host(host)
+        return Destination("ollama", address, is_loopback(address))
+    return Destination("embedded", None, True)
 
 
 def _version(dist: str) -> str | None:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from .common import index_arg, index_path
+from pathlib import Path
+
+from .common import index_arg, index_path, load_settings
 
 
 def register(sub) -> None:
-    p = sub.add_parser("doctor", help="check every component and say how to fix what is missing")
+    p = sub.add_parser("doctor", help="check every component, say how to fix what is missing and where prompts go")
     index_arg(p)
+    p.add_argument("--settings", type=Path, help="JSON file of settings (backend, model, ollamaHost), as the editor would send them")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=run)
 
@@ -17,4 +20,7 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..doctor import run_doctor
 
-    return run_doctor(index_path(args.index), as_json=args.json)
+    settings = load_settings(args.settings)
+    index = args.index or (Path(settings.index_path) if settings.index_path else None)
+    return run_doctor(index_path(index), as_json=args.json, backend=settings.backend,
+                      model=settings.model or None, host=settings.ollama_host or None)
