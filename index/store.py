@@ -199,6 +199,16 @@ class VectorIndex:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self.embedder.encode(list(texts))
 
+    def keep_query_vectors(self, path: Path) -> None:
+        """Keep the vectors of text embedded through this index in `path`, across processes (exact float32).
+
+        A second `peerlint check` of an unchanged paper then loads no embedding model at all.
+        """
+        from .embedding.query_cache import PersistentEmbedder
+
+        if not isinstance(self.embedder, PersistentEmbedder):
+            self._embedder = PersistentEmbedder(self.embedder, path)
+
     def allowed_mask(self, flt: SearchFilter | None) -> np.ndarray | None:
         """Per-paper boolean mask for a filter, or None when nothing is filtered."""
         if flt is None:

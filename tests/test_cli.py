@@ -84,3 +84,13 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(index_path):
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_building_the_cli_parser_loads_no_heavy_library():
+    """Every command pays for `--help`'s parser: it must not import a model or protocol library (lsprotocol alone is 1 s)."""
+    code = ("import sys; from peerlint.server.cli import build_parser; build_parser(); "
+            "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers', 'lsprotocol', 'pygls', "
+            "'sklearn', 'llama_cpp', 'usearch', 'matplotlib', 'scipy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -429,7 +429,7 @@ def latency(bench: Bench) -> None:
     from ...analyzers.latex.parse import parse_document
     from ...analyzers.retrieval.retriever import Retriever
     from ...server.config import Settings
-    from ..lsp.bench import PARAGRAPHS_PER_PAGE, make_draft
+    from ..lsp.draft import PARAGRAPHS_PER_PAGE, make_draft
 
     pages = 20  # make_draft writes 3 paragraphs a page; 20 of its pages ~ the 60 paragraphs of a real 10-page paper
     chunks = parse_document(make_draft(pages), "file:///draft.tex")
@@ -461,7 +461,7 @@ def latency(bench: Bench) -> None:
     rows = [["cold (nothing cached)", len(chunks), round(cold_s, 2), round(cold_s - timed["generate_s"], 2),
              timed["suggestions"], round(timed["generate_s"], 1), dict(flagged)],
             ["unchanged (cached)", len(chunks), round(warm_s, 3), round(warm_s, 3), 0, 0.0, dict(Counter(j.code for j in warm.judgments))]]
-    bench.report("latency", {"draft": f"benchmarks.lsp.bench.make_draft({pages}) ({pages * PARAGRAPHS_PER_PAGE} paragraphs "
+    bench.report("latency", {"draft": f"benchmarks.lsp.draft.make_draft({pages}) ({pages * PARAGRAPHS_PER_PAGE} paragraphs "
                                       f"of shuffled real sentences), target venue {venue}", "scorer": "auto"},
                  [("latency: quality + venue-style over a whole draft (target < 60 s cold, < 1 s unchanged)",
                    ["run", "chunks", "total s", "scoring s", "suggestions", "suggestion s", "flagged"], rows)],

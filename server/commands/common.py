@@ -39,12 +39,15 @@ def index_path(path: Path | None) -> Path:
 
 
 def open_index_or_fail(path: Path | None):
+    from ...index.embedding.embedder import cache_root
     from ...index.store import IndexError_, open_index
 
     try:
-        return open_index(index_path(path))
+        index = open_index(index_path(path))
     except IndexError_ as exc:
         raise UserError(str(exc)) from None
+    index.keep_query_vectors(cache_root() / "query-vectors.sqlite")
+    return index
 
 
 def display_path(uri: str) -> str:

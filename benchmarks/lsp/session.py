@@ -1,0 +1,144 @@
+"""One language-server session of `peerlint bench lsp`: a real `peerlint serve` driven over stdio.
+
+Kept apart from bench.py because lsprotocol takes a second to import, and the CLI imports every
+benchmark's bench.py to build `--help`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from lsprotocol import types as lsp
+from pygls.lsp.client import LanguageClient
+
+from .draft import PARAGRAPHS_PER_PAGE, make_draft
+
+
+class _Client(LanguageClient):
+    def __init__(self):
+        super().__init__("peerlint-bench", "0")
+        self.published: dict[tuple[str, int | None], float] = {}
+        self.event = asyncio.Event()
+
+        @self.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def _diags(ls, params: lsp.PublishDiagnosticsParams):
+            ls.published[(params.uri, params.version)] = time.perf_counter()
+            ls.event.set()
+
+        @self.feature(lsp.WINDOW_SHOW_MESSAGE)
+        def _msg(ls, params):
+            print(f"server: {params.message}", file=sys.stderr)
+
+        @self.feature(lsp.WINDOW_LOG_MESSAGE)
+        def _log(ls, params):
+            pass
+
+
+async def _wait(client: _Client, uri: str, version: int, timeout: float = 600.0) -> float:
+    deadline = time.perf_counter() + timeout
+    while (uri, version) not in client.published:
+        client.event.clear()
+        await asyncio.wait_for(client.event.wait(), max(0.01, deadline - time.perf_counter()))
+    return client.published[(uri, version)]
+
+
+def _rss_sampler(pid: int, peak: list[float], stop: list[bool]):
+    import psutil
+
+    proc = psutil.Process(pid)
+    while not stop[0]:
+        try:
+            rss = proc.memory_info().rss + sum(c.memory_info().rss for c in proc.children(recursive=True))
+            peak[0] = max(peak[0], rss)
+        except psutil.Error:
+            return
+        time.sleep(0.05)
+
+
+async def measure_size(index: Path, pages: int, typing_seconds: float, workdir: Path) -> dict:
+    import threading
+
+    cache = Path(tempfile.mkdtemp(prefix="peerlint-bench-cache-", dir=workdir))
+    client = _Client()
+    env = {**os.environ, "PEERLINT_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
+    await client.start_io(sys.executable, "-m", "peerlint", "serve", env=env)
+    peak, stop = [0.0], [False]
+    sampler = threading.Thread(target=_rss_sampler, args=(client._server.pid, peak, stop), daemon=True)
+    sampler.start()
+    root = workdir / f"draft{pages}"
+    root.mkdir(exist_ok=True)
+    await client.initialize_async(lsp.InitializeParams(
+        capabilities=lsp.ClientCapabilities(), root_uri=root.as_uri(),
+        initialization_options={"indexPath": str(index), "debounceMs": 0}))
+    client.initialized(lsp.InitializedParams())
+    # warm the model with a small document, as an editor session would have
+    warm = root / "warm.tex"
+    warm.write_text(make_draft(1, seed=99))
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(warm.as_uri(), "latex", 1, warm.read_text())))
+    await _wait(client, warm.as_uri(), 1)
+
+    path = root / "main.tex"
+    text = make_draft(pages)
+    path.write_text(text)
+    uri = path.as_uri()
+    t0 = time.perf_counter()
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(uri, "latex", 1, text)))
+    first = await _wait(client, uri, 1) - t0
+
+    lines = text.splitlines()
+    target = next(i for i, l in enumerate(lines) if l and not l.startswith("\\") and len(l) > 200)
+    edits = await _one_word_edits(client, uri, lines, target)
+    version, hovers = await _typing(client, uri, lines, target, typing_seconds)
+    last_key = time.perf_counter()
+    backlog = await _wait(client, uri, version) - last_key
+    stop[0] = True
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    return {"pages": pages, "chunks_approx": pages * PARAGRAPHS_PER_PAGE, "first_diagnostics_ms": first * 1000,
+            "reanalyse_ms_median": statistics.median(edits) * 1000, "reanalyse_ms_max": max(edits) * 1000,
+            "typing_edits": version - 6, "typing_hover_ms_p50": statistics.median(hovers) * 1000 if hovers else None,
+            "typing_hover_ms_max": max(hovers) * 1000 if hovers else None,
+            "last_keystroke_to_diagnostics_ms": backlog * 1000, "debounce_ms_while_typing": 300,
+            "peak_rss_mb": peak[0] / 2**20}
+
+
+async def _one_word_edits(client, uri: str, lines: list[str], target: int) -> list[float]:
+    """Five one-word insertions, each timed from the change to its diagnostics (debounce 0)."""
+    edits = []
+    for v in range(2, 7):
+        col = lines[target].index(" ") + 1
+        t0 = time.perf_counter()
+        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            lsp.VersionedTextDocumentIdentifier(uri=uri, version=v),
+            [lsp.TextDocumentContentChangePartial(range=lsp.Range(lsp.Position(target, col), lsp.Position(target, col)),
+                                                  text=f"w{v} ")]))
+        edits.append((await _wait(client, uri, v)) - t0)
+        lines[target] = lines[target][:col] + f"w{v} " + lines[target][col:]
+    return edits
+
+
+async def _typing(client, uri: str, lines: list[str], target: int, seconds: float) -> tuple[int, list[float]]:
+    """Sustained typing (one character every 20 ms, 300 ms debounce) with a hover every tenth edit."""
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings={"peerlint": {"debounceMs": 300}}))
+    await asyncio.sleep(0.2)
+    version, hovers = 6, []
+    end = time.perf_counter() + seconds
+    line = target + 2 if target + 2 < len(lines) else target
+    while time.perf_counter() < end:
+        version += 1
+        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            [lsp.TextDocumentContentChangePartial(range=lsp.Range(lsp.Position(line, 0), lsp.Position(line, 0)), text="a")]))
+        if version % 10 == 0:
+            h0 = time.perf_counter()
+            await client.text_document_hover_async(lsp.HoverParams(lsp.TextDocumentIdentifier(uri), lsp.Position(target, 3)))
+            hovers.append(time.perf_counter() - h0)
+        await asyncio.sleep(0.02)
+    return version, hovers
