@@ -50,6 +50,7 @@ class Settings:
     max_suggestions: int = 2  # flagged chunks per analysis run that get an LLM suggestion (lowest rated first)
     search_mode: str = DEFAULT_MODE  # how every finding finds papers: dense | lexical | hybrid (README "Retrieval")
     published_before: str = ""  # ISO date or year: only papers published strictly before it are evidence; empty: all
+    llm_timeout_s: int = 60  # the longest one LLM request may take before the LLM checks report it (once)
     extra_roots: tuple[str, ...] = ()  # folders outside the project that \input, .bib etc. may read (README "The project root is a wall")
 
     def updated(self, raw: Any, warn: Callable[[str], None]) -> "Settings":

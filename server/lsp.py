@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import sys
+import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -21,6 +24,7 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from .code_actions import cite_action, cite_edit, cite_targets, disable_actions, edit_inside, paper_from_hit
 from .diagnostics import hover_markdown, to_diagnostic
+from .framing import serve_frames
 from .service import ProjectState, Service, uri_to_path
 
 log = logging.getLogger("peerlint.server")
@@ -38,6 +42,27 @@ class PeerlintServer(LanguageServer):
         self.llm_pending: dict[str, asyncio.Task] = {}
         self.generation: dict[str, int] = {}
         self.warned: set[str] = set()
+
+    def start_io(self, stdin=None, stdout=None) -> int:
+        """pygls's stdio server with the hardened frame loop of `framing.py`; returns the exit status
+        (1 for `exit` without `shutdown`, as LSP asks)."""
+        from pygls.io_ import StdinAsyncReader, StdoutWriter
+
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        status = 0
+        try:
+            asyncio.run(serve_frames(self._stop_event, reader, self.protocol, self.report_server_error))
+        except BrokenPipeError:
+            log.error("the client closed the connection; shutting down")
+        except SystemExit as exc:  # the `exit` notification
+            status = exc.code if isinstance(exc.code, int) else 0
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.shutdown()
+        return status
 
     def report_server_error(self, error: Exception, source) -> None:
         """Malformed client messages go to the log, not a popup: the editor's bug is not the user's."""
@@ -229,12 +254,14 @@ def did_open(ls: PeerlintServer, params: lsp.DidOpenTextDocumentParams) -> None:
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: PeerlintServer, params: lsp.DidChangeTextDocumentParams) -> None:
-    ls.schedule(params.text_document.uri, ls.service.settings.debounce_ms / 1000)
+    if ls.version_of(params.text_document.uri) is not None:  # a change to a document never opened is ignored
+        ls.schedule(params.text_document.uri, ls.service.settings.debounce_ms / 1000)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: PeerlintServer, params: lsp.DidSaveTextDocumentParams) -> None:
-    ls.schedule(params.text_document.uri, 0)
+    if ls.version_of(params.text_document.uri) is not None:
+        ls.schedule(params.text_document.uri, 0)
 
 
 @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -366,6 +393,9 @@ def serve(tcp: str | None = None, log_file: Path | None = None) -> int:
     if tcp:
         host, _, port = tcp.rpartition(":")
         server.start_tcp(host or "127.0.0.1", int(port))
-    else:
-        server.start_io()
-    return 0
+        return 0
+    status = server.start_io()
+    # Leave now: a worker thread still inside an LLM call or an index build (a cancelled command)
+    # must not keep the process alive after `exit`, and interpreter exit would join it.
+    logging.shutdown()
+    os._exit(status)

@@ -99,7 +99,8 @@ class Service:
 
                 try:
                     self._llm = make_llm(self.settings.backend, self.settings.model or None,
-                                         self.settings.ollama_host or None, cache_dir=self.cache_dir)
+                                         self.settings.ollama_host or None, cache_dir=self.cache_dir,
+                                         timeout=max(1, self.settings.llm_timeout_s))
                     self.engine.llm = self._llm
                     self.llm_error = None
                 except Exception as exc:
@@ -121,7 +122,8 @@ class Service:
             return False
         affects_findings = replace(new, debounce_ms=0, log_file="") != replace(self.settings, debounce_ms=0, log_file="")
         index_changed = new.index_path != self.settings.index_path
-        llm_changed = (new.backend, new.model, new.ollama_host) != (self.settings.backend, self.settings.model, self.settings.ollama_host)
+        llm_changed = ((new.backend, new.model, new.ollama_host, new.llm_timeout_s)
+                       != (self.settings.backend, self.settings.model, self.settings.ollama_host, self.settings.llm_timeout_s))
         self.settings = new
         self.engine.settings = new
         with self._lock:

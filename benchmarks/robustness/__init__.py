@@ -1,0 +1,1 @@
+"""`peerlint bench robustness`: fault and abuse cases against the real server, parser, index and LLM backend."""
