@@ -15,7 +15,7 @@ import numpy as np
 from .hashing import text_hash
 from .embedding.cache import EmbeddingCache
 from .embedding.embedder import DIM, Embedder
-from .embedding.prebuilt import seed_cache
+from .embedding.prebuilt import Seeded, seed_cache
 from .entities import write_entities
 from .papers import Paper
 from .progress import Progress
@@ -64,15 +64,19 @@ def chunk_papers(papers: Sequence[Paper], embedder: Embedder, cache: EmbeddingCa
 
 
 def build_index(papers: Sequence[Paper], root: Path | str, embedder: Embedder | None = None,
-                sources: Sequence[str] = (), max_tokens: int = 200, show_progress: bool = True) -> BuildReport:
-    """Build a complete index under `root`; the previous one stays live until the last step."""
+                sources: Sequence[str] = (), max_tokens: int = 200, show_progress: bool = True,
+                shipped_vectors: bool = True) -> BuildReport:
+    """Build a complete index under `root`; the previous one stays live until the last step.
+
+    `shipped_vectors=False` embeds every chunk the cache lacks, even those the package ships (benchmarks).
+    """
     t0 = time.perf_counter()
     root = Path(root)
     (root / "builds").mkdir(parents=True, exist_ok=True)
     embedder = embedder or Embedder()
     cache = EmbeddingCache(root / "embeddings.sqlite")
     try:
-        seeded = seed_cache(cache, embedder.model_id, max_tokens, [p.text for p in papers])
+        seeded = seed_cache(cache, embedder.model_id, max_tokens, [p.text for p in papers]) if shipped_vectors else Seeded()
         content_hashes, rows, texts = chunk_papers(papers, embedder, cache, max_tokens, show_progress)
         hashes = [r[3] for r in rows]
         vectors_by_hash = cache.get_vectors(embedder.model_id, hashes)

@@ -33,6 +33,14 @@ PER_GROUP = 4
 DATED = {0: "2017-02-01", 1: "2017-09-01"}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def embed_for_real():
+    """These tests are about embedding and caching: the shipped vectors would hold their papers already."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PEERLINT_SHIPPED_VECTORS", "")
+        yield
+
+
 @pytest.fixture(scope="module")
 def corpus() -> dict[tuple[str, int], list[Paper]]:
     by_group: dict[tuple[str, int], list[Paper]] = {}

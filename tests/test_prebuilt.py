@@ -79,3 +79,13 @@ def test_building_shipped_papers_embeds_nothing(tmp_path):
     shipped = ShippedVectors.load()
     assert shipped is not None and shipped.model == Embedder().model_id
     assert len(open_index(tmp_path / "index")) == 300
+
+
+def test_the_environment_can_turn_seeding_off(tmp_path, monkeypatch):
+    source, chunks = _filled_cache(tmp_path / "a.sqlite")
+    out = tmp_path / "vectors.npz"
+    export(source, "m@torch", 200, [text_hash(t) for t in TEXTS], chunks, out)
+    monkeypatch.setenv("PEERLINT_SHIPPED_VECTORS", str(out))
+    assert seed_cache(EmbeddingCache(tmp_path / "b.sqlite"), "m@torch", 200, TEXTS).vectors == 3
+    monkeypatch.setenv("PEERLINT_SHIPPED_VECTORS", "")
+    assert seed_cache(EmbeddingCache(tmp_path / "c.sqlite"), "m@torch", 200, TEXTS).vectors == 0

@@ -108,7 +108,7 @@ def measure_route(route: str, docs, title_queries, held_out, baselines: dict, wo
         return {"route": route, "available": False, "reason": f"{type(exc).__name__}: {reason}"}
     root = work / f"route-{route}"
     shutil.rmtree(root, ignore_errors=True)
-    report = build_index(docs, root, embedder, sources=["bench"], show_progress=False)
+    report = build_index(docs, root, embedder, sources=["bench"], show_progress=False, shipped_vectors=False)
     docs_per_s = len(docs) / report.seconds
     _log(f"route {route}: {docs_per_s:.1f} docs/s ({report.chunks} chunks in {report.seconds:.1f} s, "
          f"{report.embed_seconds:.1f} s embedding)")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import zipfile
 from dataclasses import dataclass
@@ -29,6 +30,15 @@ log = logging.getLogger(__name__)
 
 SHIPPED = Path(__file__).resolve().parents[1] / "data" / "proceedings-vectors.npz"
 FORMAT = 1
+OFF_SWITCH = "PEERLINT_SHIPPED_VECTORS"  # "" turns seeding off (to measure embedding), a path replaces the file
+
+
+def shipped_path() -> Path | None:
+    """The shipped vectors this process may seed from, or None where the environment turned them off."""
+    value = os.environ.get(OFF_SWITCH)
+    if value is None:
+        return SHIPPED
+    return Path(value) if value else None
 
 
 class _Cache(Protocol):
@@ -87,9 +97,13 @@ def _hex(rows: np.ndarray) -> list[str]:
     return [bytes(r).hex() for r in rows]
 
 
-def seed_cache(cache: _Cache, model: str, max_tokens: int, texts: Sequence[str], path: Path = SHIPPED) -> Seeded:
-    """Copy into `cache` the shipped spans and vectors of these paper texts that the cache lacks."""
-    shipped = ShippedVectors.load(path) if texts else None
+def seed_cache(cache: _Cache, model: str, max_tokens: int, texts: Sequence[str], path: Path | None = None) -> Seeded:
+    """Copy into `cache` the shipped spans and vectors of these paper texts that the cache lacks.
+
+    `path` defaults to `shipped_path()`; with seeding turned off nothing is copied.
+    """
+    path = path or shipped_path()
+    shipped = ShippedVectors.load(path) if texts and path is not None else None
     if shipped is None or shipped.max_tokens != max_tokens:
         return Seeded()
     by_hash = {text_hash(t): t for t in texts}
