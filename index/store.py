@@ -15,6 +15,7 @@ halfway leaves the previous index untouched and readable.
 
 from __future__ import annotations
 
+import heapq
 import json
 import os
 import sqlite3
@@ -141,7 +142,7 @@ class VectorIndex:
             raise IndexCorrupt(f"index at {self.build} has chunks out of paper order: rebuild with `{build_command(self.root)}`")
         self.chunk_ptr = np.searchsorted(self.chunk_paper, np.arange(len(self.ids) + 1))  # paper i: chunks [ptr[i], ptr[i+1])
         self.lexical_problem = self._lexical_problem()
-        self._lexical = lexical.Lexical(self._db) if self.lexical_problem is None else None
+        self._lexical = lexical.Lexical(self._db, len(self.ids)) if self.lexical_problem is None else None
         self._paper_cache: dict[int, Paper] = {}
         self._embedder = embedder
 
@@ -184,7 +185,7 @@ class VectorIndex:
             "papers": len(self.ids), "chunks": int(len(self.vectors)), "built_at": self.manifest.built_at,
             "years": [int(known.min()), int(known.max())] if len(known) else None,
             "venues": {str(v): int(c) for v, c in zip(venues, counts)}, "bytes_on_disk": size,
-            "sources": list(self.manifest.sources),
+            "sources": list(self.manifest.sources), "lexical": self.has_lexical,
         }
 
     # -- search -----------------------------------------------------------------------------
@@ -261,30 +262,24 @@ class VectorIndex:
                 return self._exact(query, k, mask)
             fetch = min(n_chunks, fetch * 4)
 
-    def lexical_search(self, text: str, k: int = 10, flt: SearchFilter | None = None) -> list[tuple[int, float]]:
-        """Top-k (paper idx, BM25 score) for the words of `text`, honouring the filter.
+    def lexical_scores(self, text: str, flt: SearchFilter | None = None) -> dict[int, float]:
+        """BM25 score of every paper the filter allows that matches a word of `text`, by paper idx.
 
-        [] when the text has no content words (empty, pure math) or the index has no BM25 table."""
-        if k <= 0 or self._lexical is None:
-            return []
-        match = self._lexical.match_expression(text)
-        if match is None:
-            return []
-        mask = self.allowed_mask(flt)
-        fetch = k if mask is None else max(4 * k, 64)
-        while True:
-            rows = self._lexical.ranked(match, fetch)
-            kept = [(p, s) for p, s in rows if mask is None or mask[p]]
-            if len(kept) >= k or len(rows) < fetch or fetch < 0:
-                return kept[:k]
-            fetch = -1 if fetch >= 16_384 else fetch * 4  # a selective filter: at last, every match
-
-    def lexical_scores(self, text: str, papers: Sequence[int]) -> dict[int, float]:
-        """BM25 score of each given paper for the words of `text` (papers without a match are left out)."""
-        if self._lexical is None or not len(papers):
+        Empty when the text has no content words (empty, pure math) or the index has no BM25 table."""
+        if self._lexical is None:
             return {}
         match = self._lexical.match_expression(text)
-        return {} if match is None else self._lexical.scores_of(match, papers)
+        if match is None:
+            return {}
+        scores = self._lexical.scores(match)
+        mask = self.allowed_mask(flt)
+        return scores if mask is None else {p: s for p, s in scores.items() if mask[p]}
+
+    def lexical_search(self, text: str, k: int = 10, flt: SearchFilter | None = None) -> list[tuple[int, float]]:
+        """Top-k (paper idx, BM25 score) for the words of `text`, honouring the filter."""
+        if k <= 0:
+            return []
+        return heapq.nsmallest(k, self.lexical_scores(text, flt).items(), key=lambda ps: (-ps[1], ps[0]))
 
     def best_chunks(self, query: np.ndarray, papers: Sequence[int]) -> dict[int, tuple[float, int]]:
         """Exact cosine of each paper's best chunk with the query, and that chunk's key: what dense search reports."""

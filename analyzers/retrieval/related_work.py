@@ -226,7 +226,7 @@ class RelatedWork:
                 found.setdefault(pidx, set()).add("entities")
         entity_share = shares({p: float(idf[ents].sum()) for p, ents in matched.items()})
         sims = self._similarities(query, list(found))
-        bm25 = self.index.lexical_scores(text, list(found)) if mode != "dense" else {}
+        bm25 = self.index.lexical_scores(text, flt) if mode != "dense" else {}
 
         def scored() -> dict[int, float]:
             base = weighted_scores(sims, bm25, mode, cfg.lexical_weight)
@@ -238,8 +238,6 @@ class RelatedWork:
             cocited = self._cocited(score, mask, frozenset(exclude_citers), flt, cfg)
             new = [p for p in cocited if p not in found]
             sims.update(self._similarities(query, new))
-            if mode != "dense":
-                bm25.update(self.index.lexical_scores(text, new))
             cocite_share = shares(cocited)
             for p in cocite_share:
                 found.setdefault(p, set()).add("cocitation")

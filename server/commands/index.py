@@ -74,6 +74,8 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_info(args: argparse.Namespace) -> int:
+    from ...index.store import build_command
+
     stats = open_index_or_fail(args.index).stats()
     if args.json:
         print(json.dumps(stats))
@@ -82,5 +84,7 @@ def run_info(args: argparse.Namespace) -> int:
     print(f"model:   {stats['model']}")
     print(f"papers:  {stats['papers']}  chunks: {stats['chunks']}  years: {stats['years']}")
     print(f"size:    {stats['bytes_on_disk'] / 1e6:.1f} MB  built: {stats['built_at']}")
+    print("search:  " + ("dense + lexical (BM25)" if stats["lexical"] else
+                         f"dense only: built before lexical search existed, rebuild with `{build_command(args.index)}`"))
     print("venues:  " + ", ".join(f"{v or '?'} {n}" for v, n in sorted(stats["venues"].items())))
     return 0
