@@ -26,20 +26,23 @@ def default_bench_index(sources: Sequence[Path]) -> Path:
     return cache_root() / f"bench-index-{corpus_key(sources)}"
 
 
-def ensure_index(papers: Sequence[Paper], sources: Sequence[Path], root: Path | None, label: str = "bench"):
-    """Reuse the index at `root` when it holds exactly these papers; else build it (incrementally)."""
+def ensure_index(papers: Sequence[Paper], sources: Sequence[Path], root: Path | None, label: str = "bench",
+                 embedder=None):
+    """Reuse the index at `root` when it holds exactly these papers; else build it (incrementally).
+    `embedder`: another than the default (a bench's placeholder vectors), for building and for queries."""
     from ...index.build import build_index
     from ...index.store import IndexError_, open_index
 
     root = root or default_bench_index(sources)
     wanted = {p.id for p in papers}
     try:
-        index = open_index(root)
-        if set(index.ids) == wanted:
+        index = open_index(root, embedder)
+        if set(index.ids) == wanted and index.has_lexical:
             return index
-        print(f"{label}: index at {root} holds other papers: rebuilding it", file=sys.stderr, flush=True)
+        why = "holds other papers" if set(index.ids) != wanted else "predates lexical search"
+        print(f"{label}: index at {root} {why}: rebuilding it", file=sys.stderr, flush=True)
     except IndexError_:
         print(f"{label}: building an index of {len(papers)} papers at {root} (once per corpus)",
               file=sys.stderr, flush=True)
-    build_index(papers, root, sources=[str(s) for s in sources], show_progress=sys.stderr.isatty())
-    return open_index(root)
+    build_index(papers, root, embedder, sources=[str(s) for s in sources], show_progress=sys.stderr.isatty())
+    return open_index(root, embedder)

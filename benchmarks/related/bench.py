@@ -1,14 +1,26 @@
-"""`peerlint bench related`: citation Recall@10..50 of SEC retrieval, one row per stage (SciPIP Table 5).
+"""`peerlint bench related`: citation Recall@10..50 and MRR of the first stage and of SEC, one row each.
 
 For every query of a ground truth (see `truth.py`: citing text -> the papers it cites), the
 retriever returns 50 papers of the index, never the citing paper itself and, when the query has a
 year, none published later. Recall@k is the share of the query's cited papers *that are in the
-index* found among the first k, averaged over queries; cited ids the index lacks are counted and
-reported, never scored. Rows: semantic only, then each stage added in turn (+entities,
-+co-citation, +clustering, i.e. full SEC), and full SEC without each stage. Every row reports
-its stage's gain: a cumulative row against the row above it, a SEC-minus row as full SEC minus
-that row. Without --truth it builds the ACM-CR ground truths (paper and context level) from
-../shared/data/acm-cr and runs both.
+index* found among the first k, averaged over queries; MRR the mean reciprocal rank of the first
+cited paper found in the 50 (0 when none is); cited ids the index lacks are counted and reported,
+never scored.
+
+Rows: the first stage every consumer shares (`analyzers/retrieval/hybrid.py`): dense, lexical
+(BM25), hybrid by reciprocal rank fusion and hybrid by the weighted score, each against dense;
+then SciPIP's SEC over the dense first stage (SciPIP Table 5): semantic only, each stage added in
+turn (+entities, +co-citation, +clustering, i.e. full SEC), full SEC without each stage; and full
+SEC over the hybrid first stage, against SEC over dense. The rows the product uses carry
+`"default": true` (the first stage of search, hover and close-prior-work) or name their use in
+`"product"`. `--weights` adds a weighted-hybrid row per lexical weight: the sweep that chose
+`LEXICAL_WEIGHT` (on ACM-CR, the dev data, only).
+
+Without --truth it builds the ACM-CR ground truths (paper and context level) from
+../shared/data/acm-cr and runs both. `--sample N` searches a sub-corpus of N papers (every paper
+the truths cite plus a fixed random sample of the others) where embedding the whole corpus takes
+too long; `--lexical-only` runs the lexical row alone on the whole corpus, with placeholder vectors
+instead of embeddings.
 """
 
 from __future__ import annotations
@@ -17,21 +29,55 @@ import argparse
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+from ...analyzers.retrieval.hybrid import DEFAULT_FUSION, DEFAULT_MODE, LEXICAL_WEIGHT
 from ...errors import UserError
 
 CUTOFFS = (10, 20, 30, 40, 50)
+SAMPLE_SEED = 0  # the distractors of `--sample`
 STAGES = ("semantic", "entities", "cocitation", "clustering")
-ROWS = (  # (label, stages on)
-    ("semantic-only", ("semantic",)),
-    ("+entities", ("semantic", "entities")),
-    ("+co-citation", ("semantic", "entities", "cocitation")),
-    ("+clustering (SEC)", STAGES),
-    ("SEC - entities", ("semantic", "cocitation", "clustering")),
-    ("SEC - co-citation", ("semantic", "entities", "clustering")),
-    ("SEC - clustering", ("semantic", "entities", "cocitation")),
+FULL_SEC = "+clustering (SEC)"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One retriever measured: a first stage alone (no `stages`) or SEC over a first stage."""
+
+    label: str
+    stages: tuple[str, ...] = ()  # SEC stages on; () for a first-stage row
+    mode: str = "dense"  # the first stage: dense | lexical | hybrid
+    fusion: str = DEFAULT_FUSION
+    weight: float = LEXICAL_WEIGHT
+    against: str = ""  # the row its gain is measured against ("": the cumulative row above it, SEC rows)
+    product: str = ""  # what in peerlint uses this retriever
+
+    @property
+    def default(self) -> bool:
+        return not self.stages and (self.mode, self.fusion, self.weight) == (DEFAULT_MODE, DEFAULT_FUSION,
+                                                                            LEXICAL_WEIGHT)
+
+
+FIRST_STAGE_USE = "peerlint search, hover, close-prior-work, drafts references, NOVA"
+FIRST = (
+    Row("dense"),
+    Row("lexical", mode="lexical", against="dense"),
+    Row("hybrid-rrf", mode="hybrid", fusion="rrf", against="dense"),
+    Row("hybrid-weighted", mode="hybrid", fusion="weighted", against="dense"),
 )
+SEC_DENSE = (
+    Row("semantic-only", ("semantic",)),
+    Row("+entities", ("semantic", "entities")),
+    Row("+co-citation", ("semantic", "entities", "cocitation")),
+    Row(FULL_SEC, STAGES),
+    Row("SEC - entities", ("semantic", "cocitation", "clustering"), against=FULL_SEC),
+    Row("SEC - co-citation", ("semantic", "entities", "clustering"), against=FULL_SEC),
+    Row("SEC - clustering", ("semantic", "entities", "cocitation"), against=FULL_SEC),
+)
+SEC_HYBRID = Row("SEC (hybrid)", STAGES, mode=DEFAULT_MODE, against=FULL_SEC,
+                 product="missing-related-work, Cite this paper, Show related work")
+ROWS = (*FIRST, *SEC_DENSE, SEC_HYBRID)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,8 +98,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default with ACM-CR: its citing papers, leave-one-out); `Paper.references` of the "
                              "index are always used")
     parser.add_argument("--stages", default="all", metavar="ROWS",
-                        help="rows to run: 'all', or a comma list naming the cumulative rows by the stage each adds "
-                             "(semantic, entities, cocitation, clustering) and 'minus' for the SEC-minus-one rows")
+                        help="rows to run: 'all', or a comma list of 'first' (dense, lexical, hybrid-rrf, "
+                             "hybrid-weighted), the cumulative SEC rows by the stage each adds (semantic, entities, "
+                             "cocitation, clustering), 'minus' for the SEC-minus-one rows and 'hybrid' for SEC over "
+                             "the hybrid first stage")
+    parser.add_argument("--weights", default="", metavar="W,…",
+                        help="also a weighted-hybrid row per lexical weight (the sweep that tunes LEXICAL_WEIGHT)")
+    parser.add_argument("--sample", type=int, default=None, metavar="N",
+                        help="search a sub-corpus of N papers: every paper the ground truths cite plus a fixed random "
+                             f"sample (seed {SAMPLE_SEED}) of the others (for machines where embedding the whole "
+                             "corpus takes hours)")
+    parser.add_argument("--lexical-only", action="store_true",
+                        help="run the lexical row only, over an index built with placeholder vectors instead of "
+                             "embeddings (the whole corpus in minutes on a CPU)")
     parser.add_argument("--k", default=",".join(map(str, CUTOFFS)), help="recall cutoffs (default: 10,20,30,40,50)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N queries of each ground truth")
     parser.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON results")
@@ -76,9 +133,15 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError
     except ValueError:
         raise UserError(f"--k expects positive numbers separated by commas, got {args.k!r}") from None
-    rows = _rows(args.stages)
+    rows = _rows(args.stages, args.weights, args.lexical_only)
     truths, corpus, references = _inputs(args, acm)
-    index = _index(args, corpus)
+    read = []
+    for truth_path in truths:
+        try:
+            read.append((truth_path, related_truth.read_truth(truth_path)))
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+    index, corpus_note = _index(args, corpus, {c for _, t in read for q in t.queries for c in q.cited})
     from ...analyzers.retrieval.related_work import CitationGraph, RelatedWork
 
     graph = CitationGraph.from_index(index)
@@ -91,42 +154,50 @@ def run(args: argparse.Namespace) -> int:
     retriever.entities  # load (or extract, once) before timing anything
     from ..harness.results import print_table, write_result
 
-    for truth_path in truths:
-        try:
-            truth = related_truth.read_truth(truth_path)
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
+    for truth_path, truth in read:
         for problem in truth.problems:
             print(f"peerlint: warning: {problem}", file=sys.stderr)
         result = evaluate(retriever, truth, rows, cutoffs, args.limit)
         result["ground_truth"] = {"path": str(truth_path), "problems": truth.problems}
-        result["index"] = {"path": str(index.root), "build": index.build.name, "papers": len(index)}
+        result["index"] = {"path": str(index.root), "build": index.build.name, "papers": len(index),
+                           "model": index.manifest.model_id, "corpus": corpus_note}
         result["cocitation_graph"] = retriever.graph_source()
-        print_table(_table(result, cutoffs), ["row", *(f"R@{k}" for k in cutoffs), f"stage gain@{cutoffs[-1]}",
-                                        f"R@{cutoffs[-1]} SciPIP-credit", "ms/query"],
+        print_table(_table(result, cutoffs), ["row", *(f"R@{k}" for k in cutoffs), "MRR", f"gain@{cutoffs[-1]}",
+                                              f"R@{cutoffs[-1]} SciPIP-credit", "ms p50"],
                     title=f"{truth.name}: {result['counts']['scored']} queries scored of {result['counts']['queries']}; "
+                          f"{len(index):,} papers ({corpus_note or 'the whole corpus'}); "
                           f"co-citation graph: {result['cocitation_graph']}")
         c = result["counts"]
         print(f"cited ids over all queries: {c['cited']} ({c['cited_in_index']} in the index, {c['cited_missing']} not: "
               f"{c['missing_ids']} distinct ids); skipped: {c['empty_text']} empty texts, "
               f"{c['no_cited_in_index']} queries citing nothing in the index\n"
               f"R@{cutoffs[-1]} SciPIP-credit: SciPIP's protocol, a near-duplicate (cosine >= "
-              f"{result['config']['duplicate_similarity']}) of a cited paper counts as found")
+              f"{result['config']['duplicate_similarity']}) of a cited paper counts as found; "
+              f"* = the default first stage (hybrid-{DEFAULT_FUSION}, lexical weight {LEXICAL_WEIGHT})")
         path = write_result(args.out, f"related-{truth.name}", result)
         print(f"results: {path}")
     return 0
 
 
-def _rows(spec: str) -> list[tuple[str, tuple[str, ...]]]:
+def _rows(spec: str, weights: str = "", lexical_only: bool = False) -> list[Row]:
+    if lexical_only:
+        return [FIRST[1]]
+    try:
+        sweep = [float(w) for w in weights.split(",") if w.strip()]
+    except ValueError:
+        raise UserError(f"--weights expects numbers separated by commas, got {weights!r}") from None
+    extra = [Row(f"hybrid-weighted w={w:g}", mode="hybrid", fusion="weighted", weight=w, against="dense")
+             for w in sweep if w != LEXICAL_WEIGHT]
     if spec.strip() == "all":
-        return list(ROWS)
+        return list(ROWS) + extra
     wanted = {s.strip() for s in spec.split(",") if s.strip()}
-    unknown = wanted - {"semantic", "entities", "cocitation", "clustering", "minus"}
+    unknown = wanted - {"first", "semantic", "entities", "cocitation", "clustering", "minus", "hybrid"}
     if unknown:
-        raise UserError(f"--stages: unknown {', '.join(sorted(unknown))}; use semantic, entities, cocitation, "
-                        "clustering, minus or all")
-    cumulative = [r for r in ROWS[:4] if r[1][-1] in wanted or (r[1] == ("semantic",) and "semantic" in wanted)]
-    return cumulative + (list(ROWS[4:]) if "minus" in wanted else [])
+        raise UserError(f"--stages: unknown {', '.join(sorted(unknown))}; use first, semantic, entities, cocitation, "
+                        "clustering, minus, hybrid or all")
+    cumulative = [r for r in SEC_DENSE[:4] if r.stages[-1] in wanted or (r.stages == ("semantic",) and "semantic" in wanted)]
+    return ((list(FIRST) + extra if "first" in wanted else []) + cumulative
+            + (list(SEC_DENSE[4:]) if "minus" in wanted else []) + ([SEC_HYBRID] if "hybrid" in wanted else []))
 
 
 def _inputs(args, acm: Path) -> tuple[list[Path], list[Path] | None, list[Path]]:
@@ -149,29 +220,55 @@ def _inputs(args, acm: Path) -> tuple[list[Path], list[Path] | None, list[Path]]
     return [paper, context], args.corpus or [acm / "corpus.jsonl.gz"], list(args.references) or [acm / "citing.jsonl"]
 
 
-def _index(args, corpus: list[Path] | None):
+def _index(args, corpus: list[Path] | None, cited: set[str]):
+    """The index to search and a note on what corpus it holds ("" for the corpus as given)."""
     from ...index.store import IndexError_, open_index
 
     if args.index is not None and corpus is None:
         try:
-            return open_index(args.index)
+            return open_index(args.index), ""
         except IndexError_ as exc:
             raise UserError(str(exc)) from None
     from ...index.ingest.load import CorpusError, load_papers
-    from ..harness.corpus_index import ensure_index
+    from ..harness.corpus_index import default_bench_index, ensure_index
 
     try:
         papers = load_papers(corpus, warn=lambda m: print(f"peerlint: warning: {m}", file=sys.stderr))
     except CorpusError as exc:
         raise UserError(str(exc)) from None
-    return ensure_index(papers, corpus, args.index, label="bench related")
+    note, root, embedder = "", args.index, None
+    if args.sample:
+        papers = sub_corpus(papers, cited, args.sample)
+        held = sum(p.id in cited for p in papers)
+        note = (f"sub-corpus: the {held:,} cited papers the corpus holds + {len(papers) - held:,} random others "
+                f"(seed {SAMPLE_SEED})")
+        root = root or default_bench_index(corpus).with_name(default_bench_index(corpus).name + f"-sample{args.sample}")
+    if args.lexical_only:
+        from .placeholder import PlaceholderEmbedder
+
+        embedder = PlaceholderEmbedder()
+        note = (note + "; " if note else "") + "placeholder vectors: only the lexical row is meaningful"
+        root = root or default_bench_index(corpus).with_name(default_bench_index(corpus).name + "-lexical")
+    return ensure_index(papers, corpus, root, label="bench related", embedder=embedder), note
+
+
+def sub_corpus(papers, keep: set[str], size: int, seed: int = SAMPLE_SEED) -> list:
+    """Every paper whose id is in `keep` plus a fixed random sample of the others, `size` papers in all
+    (corpus order kept): a corpus a 2-core machine embeds in minutes, where the whole one takes hours."""
+    import random
+
+    kept = [i for i, p in enumerate(papers) if p.id in keep]
+    others = [i for i, p in enumerate(papers) if p.id not in keep]
+    chosen = set(kept) | set(random.Random(seed).sample(others, max(0, min(len(others), size - len(kept)))))
+    return [p for i, p in enumerate(papers) if i in chosen]
 
 
 def evaluate(retriever, truth, rows, cutoffs=CUTOFFS, limit: int | None = None) -> dict:
-    """Recall@k of every row over the truth's queries, with counts of what could not be scored."""
+    """Recall@k and MRR of every row over the truth's queries, with counts of what could not be scored."""
+    from ...analyzers.retrieval import hybrid
+    from ...analyzers.retrieval.bibliography import normalise_title
     from ...analyzers.retrieval.related_work import SECConfig
     from ...index.papers import SearchFilter
-    from ...analyzers.retrieval.bibliography import normalise_title
 
     index = retriever.index
     by_title = _titles(index)
@@ -179,11 +276,15 @@ def evaluate(retriever, truth, rows, cutoffs=CUTOFFS, limit: int | None = None) 
     counts = {"queries": len(queries), "scored": 0, "empty_text": 0, "no_cited_in_index": 0,
               "cited": 0, "cited_in_index": 0, "cited_missing": 0, "cited_by_title": 0}
     missing: set[str] = set()
-    per_row = {label: {k: [] for k in cutoffs} for label, _ in rows}
-    latency = {label: [] for label, _ in rows}
-    credited = {label: [] for label, _ in rows}  # SciPIP's protocol: a near-duplicate of a cited paper counts
-    configs = {label: SECConfig().only(stages) for label, stages in rows}
-    cocitation_off = not len(retriever.graph)
+    per_row = {r.label: {k: [] for k in cutoffs} for r in rows}
+    reciprocal = {r.label: [] for r in rows}
+    latency = {r.label: [] for r in rows}
+    credited = {r.label: [] for r in rows}  # SciPIP's protocol: a near-duplicate of a cited paper counts
+    configs = {r.label: SECConfig(first_stage=r.mode, lexical_weight=r.weight).only(r.stages or ("semantic",))
+               for r in rows}
+    notes = {r.label: ("n/a: no reference lists for co-citation" if "cocitation" in r.stages and not len(retriever.graph)
+                       else "n/a: the index has no BM25 table: rebuild it" if r.mode != "dense" and not index.has_lexical
+                       else "") for r in rows}
     depth = max(cutoffs)
     for q in queries:
         counts["cited"] += len(q.cited)
@@ -207,40 +308,52 @@ def evaluate(retriever, truth, rows, cutoffs=CUTOFFS, limit: int | None = None) 
         counts["scored"] += 1
         flt = SearchFilter(year_max=q.year, exclude_ids=frozenset({q.paper, q.id}))
         vector = index.embed([q.text])[0]
-        for label, stages in rows:
-            if "cocitation" in stages and cocitation_off:
+        for row in rows:
+            if notes[row.label]:
                 continue
             t0 = time.perf_counter()
-            hits = retriever.search_vector(vector, q.text, depth, flt, exclude_citers={q.paper}, config=configs[label])
-            latency[label].append(time.perf_counter() - t0)
+            if row.stages:
+                hits = retriever.search_vector(vector, q.text, depth, flt, exclude_citers={q.paper},
+                                               config=configs[row.label])
+            else:
+                hits = hybrid.search(index, vector, q.text, depth, flt, row.mode, hybrid.Fusion(row.fusion, row.weight))
+            latency[row.label].append(time.perf_counter() - t0)
             ids = [h.paper.id for h in hits]
             for k in cutoffs:
-                per_row[label][k].append(len(wanted & set(ids[:k])) / len(wanted))
-            credited[label].append(_cluster_credit(retriever, sorted(wanted), ids, configs[label]))
+                per_row[row.label][k].append(len(wanted & set(ids[:k])) / len(wanted))
+            reciprocal[row.label].append(next((1.0 / rank for rank, i in enumerate(ids, 1) if i in wanted), 0.0))
+            credited[row.label].append(_cluster_credit(retriever, sorted(wanted), ids, configs[row.label]))
     table = []
-    recall_of: dict[tuple[str, ...], dict[str, float | None]] = {}
-    previous = None  # the last cumulative row that ran: what the next one adds a stage to
-    for label, stages in rows:
-        skipped = "cocitation" in stages and cocitation_off
-        recall = {str(k): (None if skipped or not per_row[label][k] else round(statistics.fmean(per_row[label][k]), 4))
-                  for k in cutoffs}
-        recall_of[tuple(stages)] = recall
-        minus = label.startswith("SEC -")  # the stage's gain: full SEC minus this row
-        base = recall_of.get(STAGES) if minus else previous
+    recall_of: dict[str, dict[str, float | None]] = {}
+    previous = None  # the last cumulative SEC row that ran: what the next one adds a stage to
+    for row in rows:
+        skipped = bool(notes[row.label])
+        recall = {str(k): (None if skipped or not per_row[row.label][k] else
+                           round(statistics.fmean(per_row[row.label][k]), 4)) for k in cutoffs}
+        recall_of[row.label] = recall
+        minus = row.label.startswith("SEC -")  # the stage's gain: full SEC minus this row
+        cumulative = bool(row.stages) and not row.against
+        base = recall_of.get(row.against) if row.against else previous if cumulative else None
         gain = {k: (round((base[k] - v) if minus else (v - base[k]), 4) if v is not None and base and base[k] is not None
                     else None) for k, v in recall.items()}
-        if not minus and not skipped:
+        if cumulative and not skipped:
             previous = recall
-        ms = latency[label]
-        table.append({"row": label, "stages": list(stages), "recall": recall,
-                      f"recall_at_{depth}_cluster_credit": round(statistics.fmean(credited[label]), 4)
-                      if credited[label] else None,
+        ms = sorted(latency[row.label])
+        table.append({"row": row.label, "stages": list(row.stages),
+                      "first_stage": {"mode": row.mode, "fusion": row.fusion if row.mode == "hybrid" else None,
+                                      "lexical_weight": row.weight if row.mode == "hybrid" else None},
+                      "default": row.default, "product": FIRST_STAGE_USE if row.default else row.product,
+                      "recall": recall,
+                      "mrr": round(statistics.fmean(reciprocal[row.label]), 4) if reciprocal[row.label] else None,
+                      f"recall_at_{depth}_cluster_credit": round(statistics.fmean(credited[row.label]), 4)
+                      if credited[row.label] else None,
                       "gain": gain if base is not None and not skipped else None,
-                      "gain_of": (f"{label[6:]}: full SEC minus this row" if minus else "this row minus the row above")
-                      if base else "",
-                      "note": "n/a: no reference lists for co-citation" if skipped else "",
+                      "gain_of": ("" if base is None else f"{row.against}: full SEC minus this row" if minus
+                                  else f"this row minus {row.against}" if row.against else "this row minus the row above"),
+                      "note": notes[row.label],
                       "ms_per_query": {"median": round(1000 * statistics.median(ms), 1) if ms else None,
-                                       "p95": round(1000 * sorted(ms)[int(0.95 * (len(ms) - 1))], 1) if ms else None}})
+                                       "p95": round(1000 * ms[int(0.95 * (len(ms) - 1))], 1) if ms else None,
+                                       "p99": round(1000 * ms[int(0.99 * (len(ms) - 1))], 1) if ms else None}})
     counts["missing_ids"] = len(missing)
     return {"rows": table, "counts": counts, "cutoffs": list(cutoffs),
             "config": {k: v for k, v in SECConfig().__dict__.items()},
@@ -274,10 +387,11 @@ def _table(result: dict, cutoffs) -> list[list]:
     out = []
     last = str(cutoffs[-1])
     for row in result["rows"]:
+        label = row["row"] + (" *" if row["default"] else "")
         if row["note"]:
-            out.append([row["row"], *["n/a"] * len(cutoffs), "n/a", "n/a", None])
+            out.append([label, *["n/a"] * len(cutoffs), "n/a", "n/a", "n/a", None])
             continue
         gain = row["gain"][last] if row["gain"] else None
-        out.append([row["row"], *(row["recall"][str(k)] for k in cutoffs), gain,
+        out.append([label, *(row["recall"][str(k)] for k in cutoffs), row["mrr"], gain,
                     row[f"recall_at_{last}_cluster_credit"], row["ms_per_query"]["median"]])
     return out

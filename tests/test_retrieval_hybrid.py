@@ -1,0 +1,246 @@
+"""Hybrid retrieval on the real test index: BM25 beside MiniLM, fused; filters; bad input; old indexes.
+
+The session index (`conftest.vector_index`) holds ~2,400 real shipped abstracts, NAACL 2021 among
+them, so the *Dense retrieval* paragraph of examples/draft.tex can look for the RocketQA paper it
+cites, which MiniLM alone ranks below three unrelated papers (issue 22).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import sqlite3
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from peerlint.analyzers.retrieval import hybrid
+from peerlint.analyzers.retrieval.retriever import Retriever
+from peerlint.index import lexical
+from peerlint.index.papers import SearchFilter
+from peerlint.index.store import open_index
+
+from conftest import EXAMPLES
+
+ROCKETQA = "RocketQA: An Optimized Training Approach to Dense Passage Retrieval"
+FTS_SYNTAX = ['"unbalanced quote', "NEAR(dual encoders, 2)", "retriev*", "-passages", "title:retrieval",
+              "(unbalanced (parentheses", "dual AND encoders OR NOT passages", '"', "*", ":", "-", "()", "NEAR",
+              "AND", "a:b -c* NEAR/3 \"d\"", "^start", "{title abstract}: x", "+plus", "'single'"]
+MATHS = ["", "   \n\t", "$x^2$", "\\alpha", "$\\sum_{i=1}^n x_i$ \\[ E = mc^2 \\]", "[math] [cite]", "42 7 1999"]
+
+
+@pytest.fixture(scope="module")
+def retriever(vector_index) -> Retriever:
+    return Retriever(vector_index)
+
+
+def _ids(hits) -> list[str]:
+    return [h.paper.id for h in hits]
+
+
+def _dense_retrieval_chunk():
+    from peerlint.analyzers.latex.parse import parse_document
+
+    source = (EXAMPLES / "draft.tex").read_text()
+    return next(c for c in parse_document(source, (EXAMPLES / "draft.tex").as_uri()) if "Dual encoders" in c.text)
+
+
+# -- the issue's paragraph ------------------------------------------------------------------------
+
+def test_dense_retrieval_paragraph_retrieves_rocketqa_in_its_top_3(retriever):
+    chunk = _dense_retrieval_chunk()
+    assert retriever.mode == "hybrid"  # the default every consumer gets
+    hits = retriever.neighbours([chunk], 3)[chunk.hash]
+    assert any(h.paper.title.startswith(ROCKETQA) for h in hits), [h.paper.title for h in hits]
+
+
+def test_similarity_stays_the_dense_cosine_and_score_is_the_fused_one(retriever, vector_index):
+    chunk = _dense_retrieval_chunk()
+    vector = retriever.vectors([chunk.text], [chunk.hash])[0]
+    hits = retriever.search(vector, chunk.text, 20)
+    exact = vector_index.best_chunks(vector, [vector_index.id_to_idx[h.paper.id] for h in hits])
+    for h in hits:
+        sim, key = exact[vector_index.id_to_idx[h.paper.id]]
+        assert h.similarity == pytest.approx(sim, abs=1e-6)
+        assert (h.chunk_start, h.chunk_end) == tuple(vector_index.chunk_spans[key])
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert any(h.score > h.similarity for h in hits)  # the BM25 share moved them
+    dense = retriever.search(vector, chunk.text, 20, mode="dense")
+    assert all(h.score == h.similarity for h in dense)
+    assert [h.similarity for h in dense] == sorted((h.similarity for h in dense), reverse=True)
+
+
+# -- lexical search ----------------------------------------------------------------------------
+
+def test_lexical_finds_a_paper_by_a_rare_title_word(retriever, vector_index):
+    df = Counter(t for i in range(len(vector_index)) for t in set(lexical.terms(vector_index.paper(i).text)))
+    target, word = next((i, w) for i in range(len(vector_index))
+                        for w in lexical.terms(vector_index.paper(i).title) if df[w] == 1 and len(w) >= 8 and w.isalpha())
+    hits = retriever.search_text(word, 5, mode="lexical")
+    assert _ids(hits) == [vector_index.ids[target]]  # one paper holds the word: BM25 returns exactly it
+    assert hits[0].score > 0 and -1 <= hits[0].similarity <= 1
+    assert vector_index.ids[target] in _ids(retriever.search_text(word, 3))  # and hybrid keeps it on top
+
+
+@pytest.mark.parametrize("flt", [
+    SearchFilter(venues=("coling",)),
+    SearchFilter(year_min=2021),
+    SearchFilter(before="2018"),
+    SearchFilter(venues=("ICLR",), year_max=2017),
+], ids=["venue", "year-min", "before", "venue+year"])
+def test_filters_apply_to_lexical_hits_exactly(vector_index, flt):
+    text = "neural networks for translation, parsing and question answering with attention"
+    everything = vector_index.lexical_search(text, len(vector_index))
+    mask = vector_index.allowed_mask(flt)
+    expected = [p for p, _ in everything if mask[p]][:25]
+    got = vector_index.lexical_search(text, 25, flt)
+    assert [p for p, _ in got] == expected and len(got) == 25  # the filtered top-k, never starved by the filter
+    first = vector_index.ids[expected[0]]
+    excluded = vector_index.lexical_search(text, 25, dataclasses.replace(flt, exclude_ids=frozenset({first})))
+    assert first not in [vector_index.ids[p] for p, _ in excluded]
+
+
+def test_filters_hold_in_every_mode_and_published_before_is_applied(vector_index):
+    chunk = _dense_retrieval_chunk()
+    for mode in hybrid.MODES:
+        hits = Retriever(vector_index, mode, before="2021").neighbours([chunk], 10)[chunk.hash]
+        assert hits and all(h.paper.year < 2021 for h in hits), mode
+        assert not any(h.paper.title.startswith(ROCKETQA) for h in hits)  # NAACL 2021: after the date
+    r = Retriever(vector_index, before="2021")
+    assert r.filter(SearchFilter(before="2017")).before == "2017"  # the earlier date wins
+    assert r.filter(SearchFilter(before="2022-05-01", venues=("ACL",))) == SearchFilter(venues=("ACL",), before="2021")
+    with pytest.raises(ValueError, match="year or an ISO date"):
+        Retriever(vector_index, before="last spring")
+    with pytest.raises(ValueError, match="dense, lexical, hybrid"):
+        Retriever(vector_index, "bm25")
+
+
+# -- bad input ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("query", FTS_SYNTAX)
+def test_fts_query_syntax_in_user_text_never_raises(retriever, query):
+    for mode in hybrid.MODES:
+        assert isinstance(retriever.search_text(query, 5, mode=mode), list)
+
+
+def test_fts_operators_are_plain_words(retriever):
+    plain = _ids(retriever.search_text("dual encoders passages retrieval", 10, mode="lexical"))
+    assert plain
+    assert _ids(retriever.search_text('"dual" AND (encoders OR NOT passages*) NEAR retrieval:', 10, mode="lexical")) \
+        == _ids(retriever.search_text("dual encoders passages retrieval near", 10, mode="lexical"))
+    assert lexical.terms('NEAR "x" AND y* -z title:w') == ["near", "title"]  # 'and' is a stopword, 1-letter words carry nothing
+
+
+@pytest.mark.parametrize("query", MATHS)
+def test_empty_or_pure_math_queries_are_dense_only(retriever, query):
+    assert retriever.search_text(query, 5, mode="lexical") == []
+    dense = retriever.search_text(query, 5, mode="dense")
+    assert _ids(retriever.search_text(query, 5)) == _ids(dense) and len(dense) == 5
+
+
+def test_non_english_text(retriever):
+    assert _ids(retriever.search_text("tránsformer", 10, mode="lexical")) == \
+        _ids(retriever.search_text("transformer", 10, mode="lexical")) != []  # accents fold as they do in the index
+    for text in ("Réseaux de neurones pour la traduction automatique", "Maschinelle Übersetzung mit Aufmerksamkeit",
+                 "神经网络机器翻译", "Нейронный машинный перевод", "ترجمة آلية عصبية"):
+        for mode in hybrid.MODES:
+            hits = retriever.search_text(text, 5, mode=mode)
+            assert isinstance(hits, list) and (mode == "lexical" or len(hits) == 5)
+
+
+# -- an index built before lexical search existed -----------------------------------------------
+
+@pytest.fixture()
+def old_index(index_path, tmp_path) -> Path:
+    """A copy of the session index as version 1 wrote it: no BM25 table, manifest version 1."""
+    build = (index_path / "CURRENT").read_text().strip()
+    root = tmp_path / "old"
+    shutil.copytree(index_path / "builds" / build, root / "builds" / build)
+    (root / "CURRENT").write_text(build)
+    with sqlite3.connect(root / "builds" / build / "meta.sqlite") as db:
+        db.execute(f"DROP TABLE {lexical.TABLE}")
+    manifest = root / "builds" / build / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "version": 1}))
+    return root
+
+
+def test_old_index_falls_back_to_dense_with_one_warning(old_index, vector_index):
+    index = open_index(old_index, vector_index.embedder)
+    assert not index.has_lexical and "peerlint index build" in index.lexical_problem
+    warnings: list[str] = []
+    r = Retriever(index, warn=warnings.append)
+    chunk = _dense_retrieval_chunk()
+    hybrid_hits = r.neighbours([chunk], 5)[chunk.hash]
+    assert _ids(hybrid_hits) == _ids(index.search(chunk.text, 5))
+    assert r.search_text("dual encoders", 3, mode="lexical")  # dense answers, not nothing
+    assert r.notice == index.lexical_problem and len(warnings) == 1 and "peerlint index build" in warnings[0]
+    assert index.lexical_search("dual encoders", 5) == [] and index.lexical_scores("dual encoders") == {}
+    assert Retriever(index, "dense").notice is None
+
+
+def test_cli_search_on_an_old_index_warns_once_and_answers(old_index, capsys):
+    from peerlint.server.cli import main
+
+    assert main(["search", "dual encoders for passage retrieval", "-k", "3", "--json", "--index", str(old_index)]) == 0
+    out, err = capsys.readouterr()
+    assert len(json.loads(out)) == 3
+    assert err.count("peerlint index build") == 1 and "Traceback" not in err
+
+
+# -- fusion, settings, bench ------------------------------------------------------------------------
+
+def test_fusion_arithmetic():
+    assert hybrid.rrf_scores([[1, 2], [2, 3]], k=60) == pytest.approx({1: 1 / 61, 2: 1 / 62 + 1 / 61, 3: 1 / 62})
+    cos, bm25 = {1: 0.5, 2: 0.4, 3: 0.3}, {2: 10.0, 3: 5.0}
+    assert hybrid.weighted_scores(cos, bm25, "dense") == cos
+    assert hybrid.weighted_scores(cos, bm25, "lexical") == {1: 0.0, 2: 1.0, 3: 0.5}
+    assert hybrid.weighted_scores(cos, bm25, "hybrid", 0.2) == pytest.approx({1: 0.5, 2: 0.6, 3: 0.4})
+    with pytest.raises(ValueError, match="weighted, rrf"):
+        hybrid.Fusion("max")
+
+
+def test_settings_validate_search_mode_and_published_before():
+    from peerlint.server.config import Settings
+
+    warnings: list[str] = []
+    s = Settings().updated({"searchMode": "lexical", "publishedBefore": "2019-06-01"}, warnings.append)
+    assert (s.search_mode, s.published_before, warnings) == ("lexical", "2019-06-01", [])
+    kept = s.updated({"searchMode": "bm25", "publishedBefore": "2019-13-01"}, warnings.append)
+    assert (kept.search_mode, kept.published_before) == ("lexical", "2019-06-01") and len(warnings) == 2
+    assert Settings().updated({"published_before": 2018}, warnings.append).published_before == "2018"
+    assert Settings().search_mode == hybrid.DEFAULT_MODE and Settings().published_before == ""
+
+
+def test_service_applies_the_settings_to_its_retriever(index_path, tmp_path):
+    from peerlint.server.service import Service
+
+    service = Service(cache_dir=tmp_path)
+    assert service.update_settings({"indexPath": str(index_path), "searchMode": "dense", "publishedBefore": "2020"},
+                                   lambda m: None)
+    r = service.retriever()
+    assert (r.mode, r.before) == ("dense", "2020")
+    service.update_settings({"searchMode": "hybrid", "publishedBefore": ""}, lambda m: None)
+    assert service.retriever() is r and (r.mode, r.before) == ("hybrid", None)
+
+
+def test_bench_rows_mark_the_default_and_report_mrr(index_path, vector_index, tmp_path, capsys):
+    from peerlint.server.cli import main
+
+    chunk = _dense_retrieval_chunk()
+    rocketqa = next(vector_index.paper(i) for i in range(len(vector_index))
+                    if vector_index.paper(i).title.startswith(ROCKETQA))
+    truth = tmp_path / "truth.jsonl"
+    truth.write_text(json.dumps({"id": "q", "text": chunk.text, "year": 2021, "cited": [rocketqa.id]}) + "\n")
+    assert main(["bench", "related", "--truth", str(truth), "--index", str(index_path), "--stages", "first,hybrid",
+                 "--weights", "0,0.3", "--out", str(tmp_path / "out")]) == 0
+    [result] = [json.loads(p.read_text()) for p in (tmp_path / "out").glob("related-truth-*.json")]
+    rows = {r["row"]: r for r in result["rows"]}
+    assert {"dense", "lexical", "hybrid-rrf", "hybrid-weighted", "SEC (hybrid)", "hybrid-weighted w=0",
+            "hybrid-weighted w=0.3"} == set(rows)
+    assert [r["row"] for r in result["rows"] if r["default"]] == [f"hybrid-{hybrid.DEFAULT_FUSION}"]
+    assert rows["hybrid-weighted w=0"]["recall"] == rows["dense"]["recall"]  # weight 0 is dense search
+    assert rows["lexical"]["mrr"] == 1.0 and rows[f"hybrid-{hybrid.DEFAULT_FUSION}"]["mrr"] >= 1 / 3
+    assert rows["dense"]["mrr"] < 1 / 3  # MiniLM alone ranks it below three other papers
+    assert "* = the default first stage" in capsys.readouterr().out
