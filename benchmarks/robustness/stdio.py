@@ -71,9 +71,9 @@ class RawServer:
 
     # -- reading ------------------------------------------------------------------------------
     def _fill(self, deadline: float) -> None:
-        left = deadline - time.monotonic()
+        left = max(0.0, deadline - time.monotonic())
         fd = self.proc.stdout.fileno()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
+        if not select.select([fd], [], [], left)[0]:
             raise Silent("the server sent nothing in time")
         chunk = os.read(fd, 65536)
         if not chunk:
