@@ -244,3 +244,21 @@ def test_bench_rows_mark_the_default_and_report_mrr(index_path, vector_index, tm
     assert rows["lexical"]["mrr"] == 1.0 and rows[f"hybrid-{hybrid.DEFAULT_FUSION}"]["mrr"] >= 1 / 3
     assert rows["dense"]["mrr"] < 1 / 3  # MiniLM alone ranks it below three other papers
     assert "* = the default first stage" in capsys.readouterr().out
+
+
+def test_dense_retrieval_paragraph_is_no_longer_told_to_cite_unrelated_papers(vector_index, tmp_path):
+    """The issue's `make demo` finding: dense SEC sent the paragraph to autoencoder and spoken-language papers.
+    With the hybrid first stage its top papers include the RocketQA paper it cites, so no finding."""
+    from peerlint.analyzers.engine import Engine
+    from peerlint.analyzers.project_check import check_file
+    from peerlint.server.config import Settings
+
+    shutil.copytree(EXAMPLES, tmp_path / "paper")
+    found = {}
+    for mode in ("hybrid", "dense"):
+        settings = Settings(search_mode=mode)
+        retriever = Retriever(vector_index, mode)
+        result = check_file(tmp_path / "paper" / "draft.tex", Engine(settings, retriever=retriever), workspace=tmp_path)
+        found[mode] = [j for j in result.judgments if j.code == "missing-related-work" and "Dual encoders" in j.chunk.text]
+    assert found["hybrid"] == []
+    assert found["dense"] and not any(h["title"].startswith(ROCKETQA) for h in found["dense"][0].evidence["uncited"])
