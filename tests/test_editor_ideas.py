@@ -30,7 +30,9 @@ def test_show_related_work_uses_sec_and_says_which_stage_found_each_paper(servic
     papers = service.related(chunk, 10)
     assert 1 <= len(papers) <= 10
     assert all({"id", "title", "venue", "year", "similarity", "found_by"} <= set(p) for p in papers)
-    assert all(set(p["found_by"]) <= {"semantic", "entities", "cocitation"} and p["found_by"] for p in papers)
+    first_stages = {"semantic", "lexical", "hybrid"}  # the first stage follows the searchMode setting (default hybrid)
+    assert all(set(p["found_by"]) <= first_stages | {"entities", "cocitation"} and p["found_by"] for p in papers)
+    assert any("hybrid" in p["found_by"] for p in papers)
     assert len({p["id"] for p in papers}) == len(papers)
     assert any("citation" in p["title"].lower() or "related work" in p["title"].lower() for p in papers)
 
