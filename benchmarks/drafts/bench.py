@@ -1,7 +1,8 @@
 """`peerlint bench drafts`: Between the Drafts (Chen, Weber & Dietrich, 2025) on any corpus.
 
 Suites (`--suite`): consistency (Appendix C.1), informal (C.2, with Debian's fortune cookies in
-place of Amazon reviews), revisions (Section 4.1, on the arXivEdits revision pairs), venue
+place of Amazon reviews), revisions (Section 4.1, on the arXivEdits revision pairs; trains the
+revisions model the editor ships), diff (`peerlint diff` on a git repository of those pairs), venue
 (Section 4.2, every candidate venue as the reference database, plus a kNN-vote baseline) and
 acceptance (reviewer decisions and ratings where the corpus has them).  Each compares the paper's
 LLM rating with peerlint's embedding heads and their ensemble; LLM work is capped by `--limit`
@@ -15,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-SUITES = ("consistency", "informal", "revisions", "venue", "acceptance", "latency")
+SUITES = ("consistency", "informal", "revisions", "diff", "venue", "acceptance", "latency")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,6 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, help="items rated by the LLM per suite (per class / venue); default per suite")
     parser.add_argument("--index", type=Path, default=None,
                         help="index of the corpus, built if missing (default: ~/.cache/peerlint/bench-index-<corpus hash>)")
+    parser.add_argument("--arxivedits", type=Path, default=None,
+                        help="revisions / diff: an arXivEdits-layout JSON file to measure on (default: the shared dev.json; "
+                             "the model is always trained on train.json)")
     parser.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON results")
 
 

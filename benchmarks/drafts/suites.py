@@ -1,21 +1,22 @@
-"""The five suites of `peerlint bench drafts`; each prints its tables and writes results/drafts-<suite>-*.json.
+"""The suites of `peerlint bench drafts`; each prints its tables and writes results/drafts-<suite>-*.json.
 
 Scorers compared everywhere they can be: `llm` (the paper: expected 1–10 rating, prompts A.1–A.5),
 `embedding` (the shipped/trained heads of analyzers/drafts/heads.py), `ensemble` (the mean of
 the two 1–10 ratings, exactly what the editor computes).  LLM rows cover `--limit` items;
 embedding rows cover the whole held-out data and, for a fair comparison, the LLM's items too.
-revisions adds `fluency` (the embedded LM's log-likelihood of each sentence, all pairs) and a
-combination fitted on train.json, and names the scorer to prefer for revision comparisons.
+revisions adds `fluency` (the embedded LM's log-likelihood of each sentence, all pairs) and the
+revisions model (`revisions.py`: fitted on train.json, written for the editor), and names the scorer
+to prefer for revision comparisons; diff runs `peerlint diff`'s machinery on a git repository of pairs.
 acceptance adds label-free priors over all its papers: topicality (closeness to the previous
 year's NeurIPS/ICML papers), fluency (one log-likelihood per abstract) and their `Blend`.
 """
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from collections import Counter, defaultdict
+from pathlib import Path
 from statistics import mean
 
 import numpy as np
@@ -28,6 +29,7 @@ from ...analyzers.novelty.model import fit_pairwise_logistic
 from ...index.papers import Paper
 from .context import ARXIVEDITS, Bench, BenchError, load_fortunes, log, stable_split
 from .metrics import auroc, kfold, spearman, win_rate
+from .revisions import EditPair, diff_suite, fit_and_measure, load_pairs
 
 
 def _r(x, nd=3):
@@ -118,82 +120,42 @@ def informal(bench: Bench) -> None:
 
 # -- revisions (Section 4.1) -----------------------------------------------------------------------
 
-def _edit_pairs(name: str) -> list[dict]:
-    path = ARXIVEDITS / f"{name}.json"
-    if not path.is_file():
-        raise BenchError(f"arXivEdits file {path} is missing: it ships in shared/data/arxivedits")
-    out = []
-    for item in json.loads(path.read_text()).values():
-        intents = {e.get("intention") or "unlabelled" for c in ("edits-combination-0",)
-                   for e in (item.get(c) or {}).values()}
-        out.append({"before": item["sentence-1"], "after": item["sentence-2"], "intents": sorted(intents) or ["unlabelled"],
-                    "paper": item["arxiv-id"]})
-    return out
-
-
-FLUENCY_FIT_PAIRS = 200  # train.json pairs scored to pick the normalisation and fit the combination (~4 min cold)
-
-
-def _fluency(bench: Bench, train: list[dict], dev: list[dict], feats: dict[str, tuple]) -> tuple[dict, dict]:
-    """Fluency rows (SmolLM2 log-likelihood after a neutral prompt) and a logistic combination.
-
-    The length normalisation is picked, and the combination of [Δ fluency, Δ length, Δ register head]
-    fitted, on a seeded sample of train.json; dev.json only reports.  `feats` maps "train"/"dev" to
-    (after, before) feature matrices of length and register rating.
-    """
+def _fluency(bench: Bench, dev: list[EditPair]) -> tuple[dict, dict]:
+    """Fluency rows: SmolLM2's log-likelihood of each raw sentence after a neutral prompt, per normalisation."""
     start = time.perf_counter()
-    fit = sorted(random.Random(0).sample(range(len(train)), min(FLUENCY_FIT_PAIRS, len(train))))
     try:
-        llm = bench.llm()
-        dev_ll = [logliks(llm, [p[side] for p in dev]) for side in ("after", "before")]
-        train_ll = [logliks(llm, [train[i][side] for i in fit]) for side in ("after", "before")]
+        dev_ll = [logliks(bench.llm(), [getattr(p, side) for p in dev]) for side in ("after", "before")]
     except LLMUnavailable as exc:
         return {}, {"skipped": f"fluency rows skipped: {exc}"}
-    seconds = time.perf_counter() - start
+    scores = {f"fluency ({name}, SmolLM2)": tuple(np.array([ll.per_token(pw) for ll in lls]) for lls in dev_ll)
+              for name, pw in POWERS.items()}
+    return scores, {"prompt": "analyzers/fluency.PROMPT", "fluency_seconds": round(time.perf_counter() - start, 1)}
 
-    def fluency(lls, power):
-        return np.array([ll.per_token(power) for ll in lls])
 
-    train_wins = {name: win_rate(fluency(train_ll[0], pw), fluency(train_ll[1], pw))["win_rate"]
-                  for name, pw in POWERS.items()}
-    chosen = max(POWERS, key=train_wins.get)
-    scores = {f"fluency ({name}, SmolLM2)": tuple(fluency(lls, pw) for lls in dev_ll) for name, pw in POWERS.items()}
-
-    def matrix(lls, other):
-        return np.column_stack([fluency(lls, POWERS[chosen]), other])
-
-    (ta, tb), (da, db) = feats["train"], feats["dev"]
-    train_after, train_before = matrix(train_ll[0], ta[fit]), matrix(train_ll[1], tb[fit])
-    scale = (train_after - train_before).std(axis=0)
-    scale = np.where(scale > 1e-9, scale, 1.0)
-    w = fit_pairwise_logistic((train_after - train_before) / scale, l2=1.0) / scale
-    scores["combined (logistic: fluency, length, register; fit on train)"] = (matrix(dev_ll[0], da) @ w,
-                                                                             matrix(dev_ll[1], db) @ w)
-    info = {"prompt": "analyzers/fluency.PROMPT", "fit_pairs": len(fit), "train_win_rates": train_wins,
-            "chosen_normalisation": chosen, "combination_weights": dict(zip(
-                [f"fluency ({chosen})", "length (chars)", "register head"], map(float, w))),
-            "fluency_seconds": round(seconds, 1), "fluency_texts": 2 * (len(dev) + len(fit))}
-    return scores, info
+def _eval_pairs(bench: Bench) -> tuple[list[EditPair], str]:
+    path = Path(getattr(bench.args, "arxivedits", None) or ARXIVEDITS / "dev.json")
+    return load_pairs(path), f"{path.name} ({path})"
 
 
 def revisions(bench: Bench) -> None:
-    train, dev = _edit_pairs("train"), _edit_pairs("dev")
+    train, (dev, dev_name) = load_pairs(ARXIVEDITS / "train.json"), _eval_pairs(bench)
     head = _register(bench)
-    vb, va = bench.embed([p["before"] for p in dev]), bench.embed([p["after"] for p in dev])
-    tb, ta = bench.embed([p["before"] for p in train]), bench.embed([p["after"] for p in train])
+    vb, va = bench.embed([p.before for p in dev]), bench.embed([p.after for p in dev])
+    tb, ta = bench.embed([p.before for p in train]), bench.embed([p.after for p in train])
     w = fit_pairwise_logistic(ta - tb, l2=1.0)
-    scores = {"length (longer = revised)": ([len(p["after"]) for p in dev], [len(p["before"]) for p in dev]),
+    scores = {"length (longer = revised)": ([len(p.after) for p in dev], [len(p.before) for p in dev]),
               "embedding (register head)": (head.rating(va), head.rating(vb)),
               "revision head (trained on train.json)": (va @ w, vb @ w)}
-    feats = {name: tuple(np.column_stack([[len(p[side]) for p in pairs], head.rating(vec)])
-                         for side, vec in (("after", a), ("before", b)))
-             for name, pairs, a, b in (("train", train, ta, tb), ("dev", dev, va, vb))}
-    fluency_scores, fluency_info = _fluency(bench, train, dev, feats)
+    fluency_scores, fluency_info = _fluency(bench, dev)
     scores.update(fluency_scores)
+    model_rows, model_info = [], {}
+    if "skipped" not in fluency_info:
+        model_scores, model_rows, model_info = fit_and_measure(bench, dev, dev_name)
+        scores.update(model_scores)
     k = min(bench.args.limit or 10, len(dev))
     for label, retrieval in (("llm (A.1, RAG)", True), ("llm (A.2, no RAG)", False)):
-        after = [bench.rate(p["after"], retrieval=retrieval).score for p in dev[:k]]
-        before = [bench.rate(p["before"], retrieval=retrieval).score for p in dev[:k]]
+        after = [bench.rate(p.after, retrieval=retrieval).score for p in dev[:k]]
+        before = [bench.rate(p.before, retrieval=retrieval).score for p in dev[:k]]
         scores[label] = (after, before)
         if retrieval:
             scores["ensemble (RAG + register head)"] = (_ensemble(after, head.rating(va[:k])),
@@ -206,7 +168,7 @@ def revisions(bench: Bench) -> None:
                      _r(w_all["mean_diff"], 4)])
         groups = defaultdict(list)
         for i in ok:
-            for intent in dev[i]["intents"]:
+            for intent in dev[i].intents:
                 groups[intent].append(i)
         per_intent[name] = {g: win_rate([after[i] for i in idx], [before[i] for i in idx]) for g, idx in groups.items()}
     intents = sorted({g for d in per_intent.values() for g in d})
@@ -215,16 +177,26 @@ def revisions(bench: Bench) -> None:
                           for n in names] for g in intents]
     full = [r for r in rows if r[1] == len(dev)]
     best = max(full, key=lambda r: r[2])
-    preferred = (f"prefer `{best[0]}` for revision comparisons: the best win rate over all {len(dev)} dev pairs "
-                 f"({best[2]}; target 0.60 {'met' if best[2] >= 0.60 else 'not met'})")
+    preferred = (f"prefer `{best[0]}` for revision comparisons: the best win rate over all {len(dev)} pairs of "
+                 f"{dev_name} ({best[2]}; target 0.65 {'met' if best[2] >= 0.65 else 'not met'})")
     print(f"\n{preferred}" + (f"\n{fluency_info['skipped']}" if "skipped" in fluency_info else ""), flush=True)
-    bench.report("revisions", {"pairs": f"arXivEdits dev.json ({len(dev)} sentence pairs, revised vs original); "
-                                        f"revision head trained on train.json ({len(train)} pairs)",
-                               "llm_pairs": k, "fluency": fluency_info},
-                 [("revisions: revised > original (target win rate >= 0.60; paper v1 6.25 -> v4 6.38 RAG, 6.31 -> 6.25 no RAG)",
-                   ["scorer", "pairs", "win rate", "mean orig", "mean revised", "mean diff"], rows),
-                  ("revisions: win rate (pairs) per edit intention", ["intention"] + names, intent_rows)],
-                 {"rows": rows, "per_intention": per_intent, "preferred": preferred})
+    tables = [("revisions: revised > original (target win rate >= 0.65; paper v1 6.25 -> v4 6.38 RAG, 6.31 -> 6.25 no RAG)",
+               ["scorer", "pairs", "win rate", "mean orig", "mean revised", "mean diff"], rows),
+              ("revisions: win rate (pairs) per edit intention", ["intention"] + names, intent_rows)]
+    if model_rows:
+        tables.insert(1, ("revisions model: feature sets, chosen by train.json cross-validation only",
+                          ["features", "n", "train CV win rate", f"win rate on {Path(dev_name.split()[0]).stem}"],
+                          model_rows))
+    bench.report("revisions", {"pairs": f"arXivEdits {dev_name}: {len(dev)} sentence pairs, revised vs original; "
+                                        f"heads and the revisions model trained on train.json ({len(train)} pairs)",
+                               "llm_pairs": k, "fluency": fluency_info, "revisions_model": model_info},
+                 tables, {"rows": rows, "per_intention": per_intent, "preferred": preferred, "model_rows": model_rows})
+
+
+def diff(bench: Bench) -> None:
+    """`peerlint diff` end to end on a git repository built from the evaluation pairs."""
+    pairs, name = _eval_pairs(bench)
+    diff_suite(bench, pairs[:bench.args.limit] if bench.args.limit else pairs, name)
 
 
 # -- venue (Section 4.2) ---------------------------------------------------------------------------
