@@ -15,6 +15,7 @@ from peerlint.analyzers.drafts.revision_features import changed_sentences, edit_
 from peerlint.analyzers.latex.parse import ParseOptions, parse_document
 
 from conftest import EXAMPLES
+from llm_fixtures import needs_model
 
 DRAFT = EXAMPLES / "draft.tex"
 # five real edits to examples/draft.tex: (old, new) substrings, each in a different paragraph
@@ -222,3 +223,223 @@ def test_changed_sentences_leave_unchanged_sentences_out():
     after = "First sentence stays. The second one is here now. Third one stays too. A fourth is added."
     assert changed_sentences(before, after) == [("Second one is here.", "The second one is here now."),
                                                  ("Third one stays too.", "Third one stays too. A fourth is added.")]
+
+
+# -- the revisions model and its cache ---------------------------------------------------------------
+
+class CountingLM:
+    """A deterministic stand-in for the embedded LM (long rare-looking words read as less likely) that
+    counts its calls; the real one is used by the tests marked `needs_model`."""
+
+    name, model = "counting", "counting-1"
+
+    def __init__(self):
+        self.calls = 0
+
+    def loglik(self, prompt, text):
+        from peerlint.analyzers.llm.base import LogLik
+
+        self.calls += 1
+        words = text.split()
+        return LogLik(-sum(1.0 + 0.4 * len(w) + (w.endswith("s") and len(w) > 6) for w in words),
+                      max(len(words) + sum(len(w) > 8 for w in words), 1))
+
+
+class CountingEmbedder:
+    def __init__(self):
+        self.texts = 0
+
+    def __call__(self, texts):
+        import hashlib
+
+        import numpy as np
+
+        self.texts += len(texts)
+        rows = [np.frombuffer(hashlib.sha512(t.encode()).digest() * 12, dtype=np.uint8)[:384].astype(float) - 127.5
+                for t in texts]
+        return np.array([r / np.linalg.norm(r) for r in rows])
+
+
+def counting_judge():
+    from peerlint.analyzers.drafts.revisions import FeatureReader, RevisionJudge, RevisionModel
+
+    model = RevisionModel.load()
+    assert model is not None, "analyzers/drafts/data/revisions_model.npz is shipped"
+    lm, embed = CountingLM(), CountingEmbedder()
+    return RevisionJudge(model, FeatureReader(lm, embed=embed)), lm, embed
+
+
+def test_the_shipped_model_was_trained_on_arxivedits_train_only():
+    from peerlint.analyzers.drafts.revisions import FEATURES, RevisionModel
+
+    model = RevisionModel.load()
+    assert model is not None and set(model.names) <= set(FEATURES) and len(model.weights) == len(model.names)
+    assert "train.json" in model.info["trained_on"] and "dev" not in model.info["trained_on"]
+    assert "fluency" in model.names  # the bench's choice includes the LM's fluency
+
+
+def test_a_verdict_is_antisymmetric_and_unchanged_sentences_do_not_count():
+    from peerlint.benchmarks.drafts.revisions import load_pairs
+    from peerlint.benchmarks.drafts.context import ARXIVEDITS
+
+    judge, _, _ = counting_judge()
+    for pair in load_pairs(ARXIVEDITS / "dev.json")[:20]:
+        forward, backward = judge.judge(pair.before, pair.after), judge.judge(pair.after, pair.before)
+        assert forward.p_better == pytest.approx(1 - backward.p_better, abs=1e-9)
+        assert forward.verdict != backward.verdict or forward.p_better == pytest.approx(0.5)
+        assert 0.5 <= forward.probability <= 1 and forward.sentences >= 1
+    same = "A sentence that stays. "
+    a, b = judge.judge("We propose a method.", "We propose a simple method."), \
+        judge.judge(same + "We propose a method.", same + "We propose a simple method.")
+    assert a.p_better == pytest.approx(b.p_better)
+
+
+def test_a_second_diff_recomputes_nothing():
+    from peerlint.analyzers.drafts.paper_diff import diff_chunks
+
+    judge, lm, embed = counting_judge()
+    old, new = _chunks(DRAFT.read_text()), _chunks(edited(DRAFT.read_text()))
+    first = diff_chunks(old, new, judge)
+    assert len(first.revisions) == 5 and lm.calls > 0 and embed.texts > 0
+    # only the changed sentences reach the LM: two texts and two edit windows per changed pair at most
+    assert lm.calls <= 4 * sum(r.judgment.sentences for r in first.revisions)
+    calls, texts = lm.calls, embed.texts
+    again = diff_chunks(old, new, judge)
+    assert (lm.calls, embed.texts) == (calls, texts)
+    assert [(r.verdict, r.probability) for r in again.revisions] == [(r.verdict, r.probability) for r in first.revisions]
+    sixth = edited(DRAFT.read_text()).replace("shows two failure modes.", "shows two main failure modes.")
+    third = diff_chunks(old, _chunks(sixth), judge)
+    assert len(third.revisions) == 6 and 0 < lm.calls - calls <= 4  # one changed sentence: its two texts, two windows
+
+
+def test_the_summary_is_the_mean_rating_per_section():
+    from peerlint.analyzers.drafts.paper_diff import diff_chunks
+
+    judge, _, _ = counting_judge()
+    old, new = _chunks(DRAFT.read_text()), _chunks(edited(DRAFT.read_text()))
+    result = diff_chunks(old, new, judge)
+    by_section = {s.section: s for s in result.sections}
+    assert set(by_section) == {c.section for c in new}
+    intro = by_section["Introduction"]
+    assert intro.paragraphs_before == intro.paragraphs_after == 3 and sum(intro.counts.values()) == 3
+    ratings = judge.ratings([c.text for c in new if c.section == "Introduction"])
+    assert intro.after == pytest.approx(sum(ratings) / 3)
+    assert by_section["Abstract"].before == by_section["Abstract"].after  # unchanged
+    assert sum(result.total.counts.values()) == 5
+
+
+# -- peerlint diff ------------------------------------------------------------------------------------
+
+@pytest.fixture
+def fake_judge(monkeypatch):
+    """`peerlint diff` with the counting LM and embedder in place of SmolLM2 and MiniLM."""
+    from peerlint.server.commands import diff as diff_command
+
+    judge, lm, embed = counting_judge()
+    monkeypatch.setattr(diff_command, "make_judge", lambda: judge)
+    return judge
+
+
+def run_cli(capsys, *argv):
+    from peerlint.server.cli import main
+
+    code = main(["diff", *map(str, argv)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_diff_prints_one_line_per_changed_paragraph_then_the_summary(repo, fake_judge, capsys, monkeypatch):
+    monkeypatch.chdir(repo)
+    code, out, err = run_cli(capsys, "draft.tex")
+    assert code == 0, err
+    lines = [x for x in out.splitlines() if x.startswith("draft.tex:")]
+    assert len(lines) == 5
+    text = edited(DRAFT.read_text())
+    starts = sorted(text[:text.index(new)].count("\n") for _, new in EDITS)
+    import re
+
+    for line in lines:
+        m = re.fullmatch(r"draft\.tex:(\d+):(\d+): (better|worse) \(p = (0\.\d\d|1\.00)\): (.+)", line)
+        assert m, line
+        assert float(m.group(4)) >= 0.5 and m.group(5).endswith("…")
+    paragraph_lines = [int(x.split(":")[1]) for x in lines]
+    assert all(any(0 <= s + 1 - p < 12 for p in paragraph_lines) for s in starts)  # each edit inside a reported paragraph
+    assert "quality before" in out and "Introduction" in out and "(paper)" in out
+    assert "5 paragraph(s) changed" in err and "compared with HEAD" in err
+
+
+def test_diff_json_has_range_verdict_probability_section_uri(repo, fake_judge, capsys, monkeypatch, tmp_path):
+    import json
+
+    monkeypatch.chdir(repo)
+    png = tmp_path / "sections.png"
+    code, out, err = run_cli(capsys, "draft.tex", "--json", "--plot", png)
+    assert code == 0, err
+    objects = json.loads(out)
+    paragraphs = [o for o in objects if o["kind"] == "paragraph"]
+    summaries = [o for o in objects if o["kind"] == "summary"]
+    assert len(paragraphs) == 5 and summaries[-1]["section"] == "(paper)"
+    for o in paragraphs:
+        assert o["verdict"] in ("better", "worse") and 0.5 <= o["probability"] <= 1
+        assert o["uri"].endswith("/draft.tex") and o["section"] in ("Introduction", "Related Work", "Method")
+        assert set(o["range"]) == {"start", "end"} and o["range"]["start"]["line"] < o["range"]["end"]["line"]
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_diff_on_a_multi_file_project_reports_the_included_file(tmp_path, fake_judge, capsys, monkeypatch):
+    root = tmp_path / "project"
+    root.mkdir()
+    git(root, "init", "-q")
+    body = DRAFT.read_text()
+    start, end = body.index("\\section{Introduction}"), body.index("\\section{Related Work}")
+    (root / "intro.tex").write_text(body[start:end])
+    (root / "main.tex").write_text(body[:start] + "\\input{intro}\n" + body[end:])
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "v1")
+    (root / "intro.tex").write_text(edited(body)[edited(body).index("\\section{Introduction}"):
+                                                edited(body).index("\\section{Related Work}")])
+    (root / "main.tex").write_text((root / "main.tex").read_text().replace(EDITS[3][0], EDITS[3][1]))
+    monkeypatch.chdir(root)
+    code, out, err = run_cli(capsys, "main.tex")
+    assert code == 0, err
+    files = [x.split(":")[0] for x in out.splitlines() if ".tex:" in x]
+    assert files == ["intro.tex", "intro.tex", "intro.tex", "main.tex"]
+
+
+def test_diff_says_what_is_wrong_instead_of_crashing(repo, tmp_path, fake_judge, capsys, monkeypatch):
+    loose = tmp_path / "loose.tex"
+    loose.write_text(DRAFT.read_text())
+    code, _, err = run_cli(capsys, loose)
+    assert code == 2 and "peerlint: error:" in err and "not in a git repository" in err
+    code, _, err = run_cli(capsys, repo / "draft.tex", "--rev", "v0.9")
+    assert code == 2 and "no revision 'v0.9'" in err
+    (repo / "appendix.tex").write_text(DRAFT.read_text())
+    monkeypatch.chdir(repo)
+    code, out, err = run_cli(capsys, "appendix.tex")
+    assert code == 0 and "did not exist at HEAD" in err
+    assert {x.split(": ")[1].split(" ")[0] for x in out.splitlines() if x.startswith("appendix.tex:")} == {"new"}
+
+
+def test_a_removed_paragraph_points_into_the_previous_version(repo, fake_judge, capsys, monkeypatch):
+    text = DRAFT.read_text()
+    paragraph = text[text.index("Manual inspection"):text.index("\\section{Conclusion}")]
+    (repo / "draft.tex").write_text(text.replace(paragraph, ""))
+    monkeypatch.chdir(repo)
+    code, out, err = run_cli(capsys, "draft.tex")
+    assert code == 0, err
+    line = DRAFT.read_text()[:text.index("Manual inspection")].count("\n") + 1
+    assert f"draft.tex:{line}:1: removed [at HEAD]: Manual inspection of 50 paragraphs" in out
+
+
+@needs_model
+def test_diff_with_the_real_models_judges_the_five_edits(repo, capsys, monkeypatch):
+    """SmolLM2 and MiniLM as shipped: the broken-grammar edit reads worse."""
+    import json
+
+    monkeypatch.chdir(repo)
+    code, out, err = run_cli(capsys, "draft.tex", "--json")
+    assert code == 0, err
+    paragraphs = [o for o in json.loads(out) if o["kind"] == "paragraph"]
+    assert len(paragraphs) == 5
+    broken = next(o for o in paragraphs if o["text"].startswith("Automatic writing assistants covers"))
+    assert broken["verdict"] == "worse"

@@ -1,0 +1,182 @@
+"""A whole project against its previous version: what `peerlint diff` prints and the editor shows.
+
+Both versions are parsed as whole paragraphs (no 200-token pieces, whose borders move with every
+edit), the current one from disk and the previous one from git through `GitHistory.read`, so a
+multi-file project is compared file by file as its root includes them then and now.  Paragraphs
+are aligned (`alignment.py`); each edited one gets the revisions model's verdict (`revisions.py`),
+new and removed ones say so, and every paragraph's quality rating (the register head's 1-10, as
+`weak-chunk` reads it) gives the paper-level summary of Between the Drafts (Section 4.3, Fig. 4):
+the mean score before and after, per section.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import fmean
+from typing import Protocol, Sequence
+
+from ...errors import UserError
+from ..latex.parse import ParseOptions
+from ..latex.project import parse_project, pick_root
+from ..types import Chunk
+from .alignment import Aligned, align
+from .previous_version import NEW, GitHistory, PreviousText, open_history
+
+PROSE = ("paragraph", "abstract")
+WHOLE_PARAGRAPHS = 10**9  # max_tokens that never cuts a paragraph
+
+
+class Judge(Protocol):
+    """What the diff needs from the revisions model (`revisions.RevisionJudge`)."""
+
+    def judge(self, old: str, new: str): ...  # -> revisions.RevisionJudgment
+
+    def ratings(self, texts: Sequence[str]) -> list[float | None]: ...
+
+
+@dataclass(frozen=True)
+class ParagraphRevision:
+    """One paragraph that is not unchanged: its verdict, and where to show it.
+
+    `chunk` is the new paragraph (its first piece for a split), or the old one for "removed", whose
+    `uri` and `range` then refer to the previous version (`version` says which)."""
+
+    aligned: Aligned
+    verdict: str  # better | worse | new | removed
+    probability: float | None
+    chunk: Chunk
+    version: str  # "current" or "previous"
+    judgment: object | None = None  # revisions.RevisionJudgment for edited paragraphs
+
+    @property
+    def section(self) -> str:
+        return self.chunk.section or "(no section)"
+
+
+@dataclass(frozen=True)
+class SectionSummary:
+    """Mean quality rating (1-10) of a section's paragraphs before and after, and the verdict counts."""
+
+    section: str
+    before: float | None
+    after: float | None
+    paragraphs_before: int
+    paragraphs_after: int
+    counts: dict[str, int]
+
+
+@dataclass
+class PaperDiff:
+    root: Path
+    rev: str
+    commit: str
+    revisions: list[ParagraphRevision]
+    sections: list[SectionSummary]
+    total: SectionSummary
+    unchanged: int
+    moved: int = 0
+    message: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+def paragraphs_options(options: ParseOptions | None) -> ParseOptions:
+    """The user's parser settings, with paragraphs kept whole."""
+    return dataclasses.replace(options or ParseOptions(), max_tokens=WHOLE_PARAGRAPHS)
+
+
+def prose(chunks: Sequence[Chunk]) -> list[Chunk]:
+    return [c for c in chunks if c.kind in PROSE]
+
+
+def previous_chunks(root: Path, rev: str, options: ParseOptions) -> tuple[list[Chunk], PreviousText | GitHistory,
+                                                                           list[str]]:
+    """The previous version's paragraphs, what git said, and the old parse's warnings.
+
+    Raises UserError when there is nothing to compare with (no repository, no such revision, …);
+    a root that is new since `rev` gives no old paragraphs (everything is new)."""
+    history = open_history(root, rev)
+    if isinstance(history, PreviousText):
+        if history.status != NEW:
+            raise UserError(history.message)
+        return [], history, []
+    found = history.previous(root)
+    if found.status == NEW:
+        return [], found, []
+    if found.text is None:
+        raise UserError(found.message)
+    old = parse_project(found.old_path or root, options, read=history.read)
+    return prose(old.chunks), found, [f"at {rev}: {w}" for w in old.warnings]
+
+
+@dataclass
+class ChunkDiff:
+    """What `diff_chunks` finds: the judged paragraphs, the summaries and what stayed the same."""
+
+    revisions: list[ParagraphRevision]
+    sections: list[SectionSummary]
+    total: SectionSummary
+    unchanged: int
+    moved: int
+
+
+def diff_chunks(old: Sequence[Chunk], new: Sequence[Chunk], judge: Judge) -> ChunkDiff:
+    """Aligned, judged and summarised: the part of `diff_project` that needs no files.  A paragraph
+    moved with its text intact is no revision (counted, not judged)."""
+    aligned = align(old, new)
+    ratings = dict(zip(*_rate(aligned, judge)))
+    revisions, before, after = [], defaultdict(list), defaultdict(list)
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    same = {"unchanged": 0, "moved": 0}
+    for a in aligned:
+        for c in a.old:
+            before[c.section].append(ratings.get(c.text))
+        for c in a.new:
+            after[c.section].append(ratings.get(c.text))
+        if a.kind in same:
+            same[a.kind] += 1
+            continue
+        revision = _revision(a, judge)
+        revisions.append(revision)
+        counts[revision.chunk.section][revision.verdict] += 1
+    order = list(dict.fromkeys([c.section for c in new] + [c.section for c in old]))
+    sections = [_summary(s, before[s], after[s], counts[s]) for s in order]
+    everything = _summary("(paper)", [r for s in order for r in before[s]], [r for s in order for r in after[s]],
+                          {k: sum(counts[s].get(k, 0) for s in order) for k in ("better", "worse", "new", "removed")})
+    return ChunkDiff(revisions, sections, everything, same["unchanged"], same["moved"])
+
+
+def _rate(aligned: list[Aligned], judge: Judge) -> tuple[list[str], list[float | None]]:
+    texts = list(dict.fromkeys(c.text for a in aligned for c in a.old + a.new))
+    return texts, judge.ratings(texts)
+
+
+def _revision(a: Aligned, judge: Judge) -> ParagraphRevision:
+    if a.kind == "new":
+        return ParagraphRevision(a, "new", None, a.new[0], "current")
+    if a.kind == "removed":
+        return ParagraphRevision(a, "removed", None, a.old[0], "previous")
+    judgment = judge.judge(a.old_text, a.new_text)
+    return ParagraphRevision(a, judgment.verdict, judgment.probability, a.new[0], "current", judgment)
+
+
+def _summary(section: str, before: list, after: list, counts: dict[str, int]) -> SectionSummary:
+    b, a = [x for x in before if x is not None], [x for x in after if x is not None]
+    return SectionSummary(section or "(no section)", fmean(b) if b else None, fmean(a) if a else None,
+                          len(before), len(after), {k: v for k, v in counts.items() if v})
+
+
+def diff_project(path: Path, judge: Judge, rev: str = "HEAD", options: ParseOptions | None = None,
+                 workspace: Path | None = None, root: Path | None = None) -> PaperDiff:
+    """The project `path` belongs to, now against `rev`; UserError when there is nothing to compare with."""
+    choice = pick_root(Path(path), workspace, override=root)
+    options = paragraphs_options(options)
+    current = parse_project(choice.root, options)
+    old, found, old_warnings = previous_chunks(choice.root, rev, options)
+    found_diff = diff_chunks(old, prose(current.chunks), judge)
+    notes = [choice.note] if choice.note else []
+    return PaperDiff(choice.root, rev, getattr(found, "commit", ""), found_diff.revisions, found_diff.sections,
+                     found_diff.total, found_diff.unchanged, found_diff.moved,
+                     found.message if isinstance(found, PreviousText) else "", notes + current.warnings + old_warnings)
