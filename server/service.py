@@ -76,8 +76,9 @@ class Service:
         with self._lock:
             if self._retriever is None and self.index_error is None:
                 try:
-                    self._retriever = Retriever(open_index(self.index_path), self.settings.search_mode,
-                                                self.settings.published_before or None)
+                    index = open_index(self.index_path)
+                    index.keep_query_vectors(self.cache_dir / "query-vectors.sqlite")  # a restart re-embeds nothing
+                    self._retriever = Retriever(index, self.settings.search_mode, self.settings.published_before or None)
                     self.engine.retriever = self._retriever
                 except IndexError_ as exc:
                     self.index_error = str(exc)
