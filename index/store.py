@@ -66,10 +66,18 @@ def build_command(path: Path | None = None) -> str:
 
 
 def current_build(root: Path) -> Path:
+    """The live build CURRENT names: only a plain folder name under builds/, never a path out of the index."""
     pointer = root / "CURRENT"
     if not pointer.exists():
         raise IndexMissing(f"no index at {root}: run `{build_command(root)}`")
-    build = root / "builds" / pointer.read_text().strip()
+    try:
+        name = pointer.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise IndexCorrupt(f"index at {root} has an unreadable CURRENT ({exc}): rebuild with `{build_command(root)}`") from exc
+    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+        raise IndexCorrupt(f"index at {root} has a damaged CURRENT ({name[:60]!r} is not a build name): "
+                           f"rebuild with `{build_command(root)}`")
+    build = root / "builds" / name
     if not build.is_dir():
         raise IndexCorrupt(f"index at {root} points to a missing build: rebuild with `{build_command(root)}`")
     return build
