@@ -443,3 +443,18 @@ def test_diff_with_the_real_models_judges_the_five_edits(repo, capsys, monkeypat
     assert len(paragraphs) == 5
     broken = next(o for o in paragraphs if o["text"].startswith("Automatic writing assistants covers"))
     assert broken["verdict"] == "worse"
+
+
+def test_the_editor_flags_only_confidently_weaker_revisions():
+    from peerlint.analyzers.drafts.paper_diff import WEAKER_CODE, diff_chunks, weaker_judgments
+
+    judge, _, _ = counting_judge()
+    found = diff_chunks(_chunks(DRAFT.read_text()), _chunks(edited(DRAFT.read_text())), judge)
+    flagged = weaker_judgments(found, "HEAD", min_probability=0.5)
+    worse = [r for r in found.revisions if r.verdict == "worse"]
+    assert worse, "the broken-grammar edit reads worse even to the counting LM"
+    assert len(flagged) == len(worse) and all(j.code == WEAKER_CODE and j.severity == "information" for j in flagged)
+    for j in flagged:
+        assert j.message.startswith("revision reads weaker than HEAD (p = ") and j.evidence["previous"]
+        assert j.evidence["p_better"] < 0.5 and j.evidence["drivers"][0]["feature"] in judge.model.names
+    assert weaker_judgments(found, "HEAD", min_probability=1.0) == []

@@ -21,7 +21,7 @@ from typing import Protocol, Sequence
 from ...errors import UserError
 from ..latex.parse import ParseOptions
 from ..latex.project import parse_project, pick_root
-from ..types import Chunk
+from ..types import Chunk, Judgment
 from .alignment import Aligned, align
 from .previous_version import NEW, GitHistory, PreviousText, open_history
 
@@ -180,3 +180,27 @@ def diff_project(path: Path, judge: Judge, rev: str = "HEAD", options: ParseOpti
     return PaperDiff(choice.root, rev, getattr(found, "commit", ""), found_diff.revisions, found_diff.sections,
                      found_diff.total, found_diff.unchanged, found_diff.moved,
                      found.message if isinstance(found, PreviousText) else "", notes + current.warnings + old_warnings)
+
+
+WEAKER_CODE = "revision-weaker"
+# on arXivEdits dev, where every revision is the authors' improvement, P(worse) >= 0.60 flags 2.5% of
+# them (0.55: 8%): the editor's information diagnostic stays rare on ordinary edits
+WEAKER_MIN_PROBABILITY = 0.6
+
+
+def weaker_judgments(found: ChunkDiff, against: str, min_probability: float = WEAKER_MIN_PROBABILITY) -> list[Judgment]:
+    """`revision-weaker` findings for the editor: edited paragraphs that read worse than `against`
+    (HEAD, a revision, or "the saved text"), with both versions' ratings and the drivers as evidence."""
+    out = []
+    for r in found.revisions:
+        j = r.judgment
+        if j is None or r.verdict != "worse" or j.probability < min_probability:
+            continue
+        old, new = r.aligned.old_text, r.aligned.new_text
+        out.append(Judgment(r.chunk, WEAKER_CODE, f"revision reads weaker than {against} (p = {j.probability:.2f}): "
+                                                  f"{j.reason()}", score=j.probability, severity="information",
+                            evidence={"against": against, "p_better": j.p_better, "sentences": j.sentences,
+                                      "drivers": [{"feature": d.name, "change": d.change, "share": d.share}
+                                                  for d in j.drivers],
+                                      "previous": old[:600], "current_words": len(new.split())}))
+    return out
