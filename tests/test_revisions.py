@@ -458,3 +458,36 @@ def test_the_editor_flags_only_confidently_weaker_revisions():
         assert j.message.startswith("revision reads weaker than HEAD (p = ") and j.evidence["previous"]
         assert j.evidence["p_better"] < 0.5 and j.evidence["drivers"][0]["feature"] in judge.model.names
     assert weaker_judgments(found, "HEAD", min_probability=1.0) == []
+
+
+# -- the bench's pieces --------------------------------------------------------------------------------
+
+def test_arxivedits_files_load_and_bad_ones_say_why(tmp_path):
+    from peerlint.benchmarks.drafts.context import ARXIVEDITS, BenchError
+    from peerlint.benchmarks.drafts.revisions import load_pairs
+
+    dev = load_pairs(ARXIVEDITS / "dev.json")
+    assert len(dev) == 200 and all(p.before != p.after for p in dev) and "Content" in {i for p in dev for i in p.intents}
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"0": {"sentence-1": "only one side"}}')
+    with pytest.raises(BenchError, match="arXivEdits layout"):
+        load_pairs(bad)
+    with pytest.raises(BenchError, match="missing"):
+        load_pairs(tmp_path / "absent.json")
+
+
+def test_the_diff_suite_repository_holds_the_pairs_as_paragraphs(tmp_path):
+    from peerlint.analyzers.drafts.paper_diff import diff_project
+    from peerlint.benchmarks.drafts.context import ARXIVEDITS
+    from peerlint.benchmarks.drafts.revisions import load_pairs, write_repository
+
+    pairs = load_pairs(ARXIVEDITS / "dev.json")[:12]
+    paper = write_repository(tmp_path / "repo", pairs)
+    judge, _, _ = counting_judge()
+    result = diff_project(paper, judge)
+    judged = [r for r in result.revisions if r.verdict in ("better", "worse")]
+    new = [r for r in result.revisions if r.verdict == "new"]
+    assert len(judged) >= 8 and len(judged) + len(new) + result.unchanged == 12  # every pair is accounted for
+    assert all(r.section == "Revisions" for r in result.revisions)
+    first = next(r for r in judged if r.aligned.old[0].index == min(c.index for c in r.aligned.old))
+    assert first.judgment.p_better == judge.judge(first.aligned.old_text, first.aligned.new_text).p_better
