@@ -29,6 +29,12 @@ class RunReport:
     analyzed: Counter = field(default_factory=Counter)  # analyzer name -> chunks actually analysed
     errors: list[str] = field(default_factory=list)
     failed_hashes: set[str] = field(default_factory=set)  # chunks whose analysis raised: not cached
+    llm_unavailable: str | None = None  # the LLM backend was down during this run (its findings are not cached)
+
+
+def llm_failure(llm) -> str | None:
+    """Why the LLM backend is down now (`OllamaLLM.failure`), or None when it answers."""
+    return getattr(llm, "failure", None) if llm is not None else None
 
 
 class JudgmentCache:
@@ -139,6 +145,10 @@ class Engine:
             if not todo or is_cancelled():
                 continue
             fresh = self._analyze_isolated(analyzer, todo, ctx, report)
+            down = llm_failure(ctx.llm) if analyzer.tier == "llm" else None
+            if down:  # what an analyzer answered without its LLM must not outlive the outage
+                report.llm_unavailable = down
+                report.failed_hashes.update(c.hash for c in todo)
             report.analyzed[analyzer.name] += len(todo)
             self.calls[analyzer.name] += len(todo)
             by_hash: dict[str, list[dict]] = {c.hash: [] for c in todo if c.hash not in report.failed_hashes}
@@ -146,7 +156,7 @@ class Engine:
             for c in todo:
                 first.setdefault(c.hash, c)
             for j in fresh:
-                if first.get(j.chunk.hash, j.chunk) is j.chunk:
+                if j.chunk.hash not in report.failed_hashes and first.get(j.chunk.hash, j.chunk) is j.chunk:
                     by_hash.setdefault(j.chunk.hash, []).append(_strip(j))
             self.cache.put_many({(analyzer.name, h, fp): v for h, v in by_hash.items()})
             report.judgments.extend(fresh)

@@ -104,6 +104,8 @@ class PeerlintServer(LanguageServer):
                 uri=uri, version=self.version_of(uri), diagnostics=[to_diagnostic(j) for j in judgments]))
         if self.service.index_error:
             self.warn_once("index", self.service.index_error)
+        if self.service.llm_error:  # once per session, however many runs find the LLM down
+            self.warn_once("llm", self.service.llm_error)
         for w in state.warnings:
             self.warn_once(w, w, lsp.MessageType.Info)
 
@@ -142,8 +144,6 @@ class PeerlintServer(LanguageServer):
         loop = asyncio.get_running_loop()
         try:
             state = await loop.run_in_executor(self.llm_worker, lambda: self.service.analyze(uri, "llm", cancelled))
-            if self.service.llm_error:
-                self.warn_once("llm", self.service.llm_error)
             if not cancelled():
                 self.publish(state)
         except Exception as exc:

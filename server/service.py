@@ -14,7 +14,7 @@ from typing import Callable
 from urllib.parse import unquote, urlparse
 
 from ..analyzers.retrieval.bibliography import BibEntry
-from ..analyzers.engine import Engine
+from ..analyzers.engine import Engine, llm_failure
 from ..analyzers.latex.parse import LineIndex, line_index, selection_chunk
 from ..analyzers.latex.wall import ProjectWall
 from ..analyzers.novelty.check import NoveltyChecker
@@ -108,6 +108,14 @@ class Service:
                     self.llm_error = f"LLM backend unavailable ({exc}); the embedding checks keep working"
             return self._llm
 
+    def note_llm_health(self, failure: str | None = None) -> None:
+        """`llm_error` says, in one stable message, that the LLM is down (the server shows it once)."""
+        failure = failure or llm_failure(self._llm)
+        if failure:
+            self.llm_error = f"LLM checks unavailable: {failure}; the embedding checks keep working"
+        elif self._llm is not None:
+            self.llm_error = None
+
     def novelty_checker(self) -> NoveltyChecker:
         """The calibrated novelty score over the open index (trained once per index build, then cached)."""
         with self._lock:
@@ -178,6 +186,8 @@ class Service:
             self.llm()
         settings = replace(self.settings, target_venue=self.settings.target_venue or state.venue_guess)
         report = self.engine.run(state.chunks, tier, state.bib, is_cancelled, settings)
+        if tier == "llm":
+            self.note_llm_health(report.llm_unavailable)
         state.warnings.extend(report.errors)
         notice = self._retriever.notice if self._retriever is not None else None
         if notice and notice not in state.warnings:  # an index too old for lexical search: shown once
@@ -294,6 +304,7 @@ class Service:
         judgment = self.novelty_checker().check(chunk, llm, self.settings.severity_of("novelty"),
                                                 self.settings.close_prior_work_threshold)
         verdict = self.nova_verdict(chunk, llm)
+        self.note_llm_health()
         judgment = replace(judgment, message=f"{judgment.message}\nNOVA check: {verdict.message()}",
                            evidence={**judgment.evidence, "nova": verdict.to_json()})
         state = self.project_of(chunk.uri)

@@ -136,6 +136,9 @@ class DraftsAnalyzer:
             missing = list({c.hash: c for c in prose if key(c) not in self._ratings}.values())
         if missing:
             fresh = self._rate_missing(missing, venue, scorer, ctx)
+            if getattr(ctx.llm, "failure", None):  # rated while the LLM was down: good for this run only
+                with self._lock:
+                    return {c.hash: fresh.get(c.hash) or self._ratings[key(c)] for c in prose}
             with self._lock:
                 self._ratings.update({key(c): fresh[c.hash] for c in missing})
         with self._lock:

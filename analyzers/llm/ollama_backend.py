@@ -88,7 +88,11 @@ def _logsumexp(values: Sequence[float]) -> float:
 
 
 class OllamaLLM:
-    """`LLM` over an Ollama server; failures become `LLMUnavailable` / `LLMError` naming the fix."""
+    """`LLM` over an Ollama server; failures become `LLMUnavailable` / `LLMError` naming the fix.
+
+    After the server was found unavailable (closed, hanging past `timeout`, not Ollama), calls fail at
+    once with the same message for `cooldown` seconds: a draft of N paragraphs costs one timeout, not
+    N, and `failure` holds the message for whoever reports it (once)."""
 
     name = "ollama"
 
@@ -101,6 +105,7 @@ class OllamaLLM:
         backoff: float = 0.5,
         top_logprobs: int = 20,
         explore_budget: int = 6,
+        cooldown: float = 30.0,
     ):
         self.model = model or DEFAULT_MODEL
         self.host = resolve_host(host)
@@ -109,6 +114,9 @@ class OllamaLLM:
         self.backoff = backoff
         self.top_logprobs = top_logprobs
         self.explore_budget = explore_budget
+        self.cooldown = cooldown
+        self.failure: str | None = None  # why the server was last found unavailable; None once it answers
+        self._down_until = 0.0
         self.client = ollama.Client(host=self.host, timeout=httpx.Timeout(timeout, connect=min(5.0, timeout)))
 
     # -- transport -----------------------------------------------------------------------------
@@ -131,6 +139,22 @@ class OllamaLLM:
         self.client.close()
 
     def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """`_attempts`, behind the cool-off after the server was found unavailable."""
+        if self.failure is not None and time.monotonic() < self._down_until:
+            raise LLMUnavailable(self.failure)
+        try:
+            result = self._attempts(fn, *args, **kwargs)
+        except LLMUnavailable as exc:
+            self._went_down(exc)
+            raise
+        self.failure = None
+        return result
+
+    def _went_down(self, exc: LLMUnavailable) -> None:
+        self.failure = str(exc)
+        self._down_until = time.monotonic() + self.cooldown
+
+    def _attempts(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run one request with bounded retries (back-off 0.5 s, 1 s, 2 s ...) on connection errors and 5xx."""
         last: BaseException | None = None
         for attempt in range(self.retries):
@@ -211,10 +235,12 @@ class OllamaLLM:
         except ValueError as exc:
             raise self._not_ollama(exc) from None
         except (ConnectionError, httpx.TransportError) as exc:
-            raise LLMUnavailable(
+            lost = LLMUnavailable(
                 f"lost the connection to Ollama at {self.host} mid-response ({type(exc).__name__}): "
                 "check that the server is still running, then retry"
-            ) from None
+            )
+            self._went_down(lost)
+            raise lost from None
 
     def score(self, prompt: str, choices: Sequence[str], system: str | None = None) -> ChoiceScores:
         if not choices:

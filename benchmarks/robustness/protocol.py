@@ -6,53 +6,19 @@ next case, and that counts as a crash."""
 from __future__ import annotations
 
 import json
-import socket
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .cases import CaseResult, Crash, run_case
+from .cases import CaseResult, run_case
+from .hosts import HangingHost
 from .stdio import Closed, RawServer, Silent, frame
 
 PARAGRAPH = ("Predicting the rating of a textual review is a fast-growing application of natural language "
              "processing. Most existing approaches either rely on hand-crafted features or learn features with deep "
              "networks from flat text, ignoring the hierarchy in the data.")
 DOC = "\\documentclass{article}\n\\begin{document}\n\\section{Method}\n" + PARAGRAPH + "\n\nA second paragraph 🙂 here.\n\\end{document}\n"
-
-
-class HangingHost:
-    """A TCP port that accepts connections and never answers: an LLM host that hangs."""
-
-    def __init__(self):
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.sock.settimeout(0.2)
-        self.conns: list[socket.socket] = []
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-
-    def _run(self) -> None:
-        while not self.stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.conns.append(conn)
-
-    def close(self) -> None:
-        self.stop.set()
-        self.thread.join(2)
-        for c in self.conns:
-            c.close()
-        self.sock.close()
 
 
 @dataclass
