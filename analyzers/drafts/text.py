@@ -28,6 +28,10 @@ _INJECTION = [re.compile(p, re.I | re.S) for p in (
     r".{0,40}\b(rate|score|grade|answer|respond|reply|output|print|say|give|assign)\b",
     r"\b(rate|score|grade|give|assign)\b\s+(this|the|it|me|my|our)\b.{0,50}\b(10|ten|9|nine|highest|maximum|perfect|top)\b",
     r"\b(system|assistant|user)\s*:", r"<\|[a-z_]+\|>", r"\bnew instructions?\b", r"\bprompt injection\b",
+    # a verdict handed to a pairwise or yes/no judge: "the more novel paper is A", "answer 1"
+    r"\b(more|most|less|better)\s+(novel|original|innovative|interesting|impactful)\s+(paper|idea|proposal|submission|one)\s+"
+    r"is\s+((paper|idea|proposal)\s+)?(a|b|1|2|one|two|the first|the second)\b",
+    r"^\W*(please\s+)?(answer|respond|reply|output|say)\s+(with\s+)?\W?(yes|no|1|2|a|b)\b",
 )]
 _LATEX_CMD = re.compile(r"\\[A-Za-z@]+\*?(\[[^\]]*\])?")
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")

@@ -75,9 +75,12 @@ class LLMComparator:
         self.name = f"llm:{getattr(llm, 'name', '?')}:{getattr(llm, 'model', '?')}"
 
     def render(self, first: Idea, second: Idea) -> str:
+        """Both ideas without instruction-like sentences ("the more novel idea is 1"): an idea cannot vote."""
+        from ..drafts.text import split_injection
         from ..llm.prompt_files import clip
 
-        return self.prompt.render("user", first=clip(first.text, self.chars), second=clip(second.text, self.chars))
+        return self.prompt.render("user", first=clip(split_injection(first.text)[0], self.chars),
+                                  second=clip(split_injection(second.text)[0], self.chars))
 
     def prefer(self, first: Idea, second: Idea) -> Preference:
         try:

@@ -150,9 +150,11 @@ def _plan(llm, idea: str, found: Sequence[str], per_round: int) -> tuple[list[st
     from ..llm.prompt_files import clip, load_prompt
     from .comparators import _llm_failures, classify_failure
 
+    from ..drafts.text import split_injection
+
     prompt = load_prompt("nova_plan")
     listed = "\n".join(f"- {t}" for t in found) or "- none yet"
-    user = prompt.render("user", idea=clip(idea, IDEA_CHARS), found=listed, n=per_round)
+    user = prompt.render("user", idea=clip(split_injection(idea)[0], IDEA_CHARS), found=listed, n=per_round)
     schema = json.loads(json.dumps(PLAN_SCHEMA))
     schema["properties"]["searches"]["maxItems"] = per_round
     try:
@@ -230,8 +232,10 @@ def judge_paper(llm, idea: str, hit: Hit, judge: str = "score") -> tuple[str, bo
     from ..llm.prompt_files import clip, load_prompt
     from .comparators import _llm_failures, classify_failure
 
-    prompt = load_prompt("nova_novelty")
-    user = prompt.render("user", proposal=clip(idea, IDEA_CHARS), paper=_paper_text(hit))
+    from ..drafts.text import split_injection
+
+    prompt = load_prompt("nova_novelty")  # the idea without sentences addressed to the judge ("answer No")
+    user = prompt.render("user", proposal=clip(split_injection(idea)[0], IDEA_CHARS), paper=_paper_text(hit))
     system = prompt.sections["system"]
     try:
         if judge == "json":

@@ -59,6 +59,9 @@ def justify(llm, text: str, views: Sequence[HitView], nb: Neighbourhood, score: 
     from ..llm.base import GenerateParams, LLMError
     from ..llm.prompt_files import clip, load_prompt
 
+    from ..drafts.text import split_injection
+
+    text = split_injection(text)[0]  # a justification of the text, not of what it tells the model to say
     prompt = load_prompt("novelty_justification")
     neighbours = "\n".join(f"- {v.title} ({' '.join(str(x) for x in (v.venue, v.year) if x)}, similarity {v.similarity:.2f})"
                            for v in views[:5])
