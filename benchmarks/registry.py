@@ -34,4 +34,5 @@ BENCHMARKS = (
     Benchmark("rinobench", "RINoBench: 1-5 novelty judgments of research ideas, nine metrics (Schopf & Färber)"),
     Benchmark("coverage", "how many of a LaTeX project's cited works the index holds (DOI, arXiv id, title, author+year)"),
     Benchmark("ingest", "streaming ingest of a generated 1M-record arXiv-snapshot file: papers/s and peak RSS"),
+    Benchmark("robustness", "fault and abuse harness: protocol abuse, fuzzing, killed index builds, failing LLM hosts, prompt injection, load"),
 )
