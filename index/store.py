@@ -18,6 +18,7 @@ from __future__ import annotations
 import heapq
 import json
 import os
+import re
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -384,6 +385,7 @@ def write_build(build: Path, papers: Sequence[Paper], content_hashes: Sequence[s
             os.fsync(fh.fileno())
 
 
+BUILD_NAME = re.compile(r"\d{8}T\d{6}-[0-9a-f]{6}")  # what build_index names a build folder
 KEEP_RECENT_S = 3600  # old builds younger than this are kept for readers that still have them open
 
 
@@ -405,8 +407,8 @@ def make_live(root: Path, build: Path) -> None:
     os.replace(tmp, root / "CURRENT")
     cutoff = time.time() - KEEP_RECENT_S
     for old in (root / "builds").iterdir():
-        if old.name in (build.name, previous) or old.name.startswith("."):
-            continue
+        if old.name in (build.name, previous) or not BUILD_NAME.fullmatch(old.name):
+            continue  # only what a build made is pruned: an index path pointed at another folder loses nothing
         try:
             if old.stat().st_mtime < cutoff:
                 shutil.rmtree(old, ignore_errors=True)

@@ -25,3 +25,18 @@ def test_killed_builds_damage_and_concurrent_builds(tmp_path):
     assert sum(r.recovered is True for r in damaged) == 3
     both = concurrent_builds(tmp_path, good, probe, LIMITS)
     assert both.ok, both.detail
+
+
+def test_pruning_old_builds_touches_only_build_folders(tmp_path, monkeypatch):
+    """An index path pointed at another folder (a workspace setting, a typo) loses nothing but old builds."""
+    import os
+
+    from peerlint.index import store
+
+    root = tmp_path / "somewhere"
+    for name in ("20200101T000000-abcdef", "20200102T000000-123456", "my-thesis", "figures"):
+        (root / "builds" / name).mkdir(parents=True)
+        os.utime(root / "builds" / name, (0, 0))  # as old as can be
+    monkeypatch.setattr(store, "KEEP_RECENT_S", 0)
+    store.make_live(root, root / "builds" / "20200102T000000-123456")
+    assert sorted(p.name for p in (root / "builds").iterdir()) == ["20200102T000000-123456", "figures", "my-thesis"]
