@@ -23,7 +23,7 @@ from ..latex.parse import ParseOptions
 from ..latex.project import parse_project, pick_root
 from ..types import Chunk, Judgment
 from .alignment import Aligned, align
-from .previous_version import NEW, GitHistory, PreviousText, open_history
+from .previous_version import NEW, PreviousText, open_history
 
 PROSE = ("paragraph", "abstract")
 WHOLE_PARAGRAPHS = 10**9  # max_tokens that never cuts a paragraph
@@ -68,20 +68,6 @@ class SectionSummary:
     counts: dict[str, int]
 
 
-@dataclass
-class PaperDiff:
-    root: Path
-    rev: str
-    commit: str
-    revisions: list[ParagraphRevision]
-    sections: list[SectionSummary]
-    total: SectionSummary
-    unchanged: int
-    moved: int = 0
-    message: str = ""
-    warnings: list[str] = field(default_factory=list)
-
-
 def paragraphs_options(options: ParseOptions | None) -> ParseOptions:
     """The user's parser settings, with paragraphs kept whole."""
     return dataclasses.replace(options or ParseOptions(), max_tokens=WHOLE_PARAGRAPHS)
@@ -91,8 +77,7 @@ def prose(chunks: Sequence[Chunk]) -> list[Chunk]:
     return [c for c in chunks if c.kind in PROSE]
 
 
-def previous_chunks(root: Path, rev: str, options: ParseOptions) -> tuple[list[Chunk], PreviousText | GitHistory,
-                                                                           list[str]]:
+def previous_chunks(root: Path, rev: str, options: ParseOptions) -> tuple[list[Chunk], PreviousText, list[str]]:
     """The previous version's paragraphs, what git said, and the old parse's warnings.
 
     Raises UserError when there is nothing to compare with (no repository, no such revision, …);
@@ -120,6 +105,17 @@ class ChunkDiff:
     total: SectionSummary
     unchanged: int
     moved: int
+
+
+@dataclass
+class PaperDiff(ChunkDiff):
+    """A project's diff, with what it was compared with and what the parser and git said."""
+
+    root: Path = Path(".")
+    rev: str = "HEAD"
+    commit: str = ""
+    message: str = ""
+    warnings: list[str] = field(default_factory=list)
 
 
 def diff_chunks(old: Sequence[Chunk], new: Sequence[Chunk], judge: Judge) -> ChunkDiff:
@@ -175,11 +171,9 @@ def diff_project(path: Path, judge: Judge, rev: str = "HEAD", options: ParseOpti
     options = paragraphs_options(options)
     current = parse_project(choice.root, options)
     old, found, old_warnings = previous_chunks(choice.root, rev, options)
-    found_diff = diff_chunks(old, prose(current.chunks), judge)
     notes = [choice.note] if choice.note else []
-    return PaperDiff(choice.root, rev, getattr(found, "commit", ""), found_diff.revisions, found_diff.sections,
-                     found_diff.total, found_diff.unchanged, found_diff.moved,
-                     found.message if isinstance(found, PreviousText) else "", notes + current.warnings + old_warnings)
+    return PaperDiff(**vars(diff_chunks(old, prose(current.chunks), judge)), root=choice.root, rev=rev,
+                     commit=found.commit, message=found.message, warnings=notes + current.warnings + old_warnings)
 
 
 WEAKER_CODE = "revision-weaker"

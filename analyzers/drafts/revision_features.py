@@ -21,7 +21,6 @@ import difflib
 import math
 import re
 from dataclasses import dataclass
-from typing import Sequence
 
 from ..latex.parse import sentence_starts
 from ..latex.tables import CITE, MATH, REF
@@ -41,7 +40,7 @@ partly partially presumably arguably""".split())
 BOOSTERS = frozenset("""clearly obviously certainly definitely always never undoubtedly indeed very really
 highly strongly significantly extremely truly""".split())
 INFORMAL = frozenset("""thing things stuff lots basically actually pretty quite big get gets got kind sort
-a lot nice""".split())
+nice okay""".split())
 FIRST_PERSON = frozenset("we our us ours i my".split())
 CONNECTIVES = frozenset("""however therefore thus hence moreover furthermore consequently namely whereas
 although nevertheless""".split())
@@ -156,7 +155,3 @@ def word_changes(before: str, after: str) -> tuple[list[str], list[str]]:
             removed += b[i1:i2]
             inserted += a[j1:j2]
     return removed, inserted
-
-
-def mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else 0.0

@@ -98,8 +98,10 @@ def cross_validate(X: np.ndarray, seeds: int = 3, folds: int = 5) -> float:
     return float(np.mean(results))
 
 
-def fit_and_measure(bench: Bench, eval_pairs: list[EditPair], eval_name: str) -> tuple[dict, list[list], dict]:
-    """(scores per candidate on the evaluation pairs, table rows, info); writes the chosen model."""
+def fit_and_measure(bench: Bench, eval_pairs: list[EditPair], eval_name: str,
+                    save: bool = True) -> tuple[dict, list[list], dict]:
+    """(scores per candidate on the evaluation pairs, table rows, info); `save` writes the chosen model
+    (the same fit whatever the evaluation file: only its recorded dev number would differ)."""
     train = load_pairs(ARXIVEDITS / "train.json")
     reader = FeatureReader(bench.llm(), embed=lambda texts: bench.embed(texts))
     names = tuple(dict.fromkeys(n for c in CANDIDATES.values() for n in c))
@@ -121,9 +123,11 @@ def fit_and_measure(bench: Bench, eval_pairs: list[EditPair], eval_name: str) ->
     info = {"trained_on": f"arXivEdits train.json ({len(train)} sentence pairs)", "chosen": best[0],
             "chosen_by": "mean win rate of 5-fold cross-validation (3 seeds) on train.json", "train_cv": best[2],
             "eval": eval_name, "eval_win_rate": best[3], "l2": L2, "features_seconds": round(seconds, 1)}
-    RevisionModel(chosen, weights[best[0]], info).save()
+    if save:
+        RevisionModel(chosen, weights[best[0]], info).save()
+    info["saved"] = save
     info["weights"] = dict(zip(chosen, map(float, weights[best[0]])))
-    log(f"revisions: shipped '{best[0]}' (train CV {best[2]}, {eval_name} {best[3]})")
+    log(f"revisions: {'shipped' if save else 'chose (not saved)'} '{best[0]}' (train CV {best[2]}, {eval_name} {best[3]})")
     return scores, rows, info
 
 
