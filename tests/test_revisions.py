@@ -491,3 +491,15 @@ def test_the_diff_suite_repository_holds_the_pairs_as_paragraphs(tmp_path):
     assert all(r.section == "Revisions" for r in result.revisions)
     first = next(r for r in judged if r.aligned.old[0].index == min(c.index for c in r.aligned.old))
     assert first.judgment.p_better == judge.judge(first.aligned.old_text, first.aligned.new_text).p_better
+
+
+def test_the_diff_reads_the_current_text_through_a_reader(repo):
+    """What the editor needs: unsaved buffers stand in for the files on disk, git for the previous version."""
+    from peerlint.analyzers.drafts.paper_diff import diff_project
+
+    judge, _, _ = counting_judge()
+    (repo / "draft.tex").write_text(DRAFT.read_text())  # the disk says: nothing changed
+    buffers = {repo / "draft.tex": edited(DRAFT.read_text())}
+    found = diff_project(repo / "draft.tex", judge, read=lambda p: buffers.get(Path(p)) or Path(p).read_text())
+    assert len(found.revisions) == 5
+    assert diff_project(repo / "draft.tex", judge).revisions == []

@@ -20,7 +20,7 @@ from typing import Protocol, Sequence
 
 from ...errors import UserError
 from ..latex.parse import ParseOptions
-from ..latex.project import parse_project, pick_root
+from ..latex.project import Reader, parse_project, pick_root
 from ..types import Chunk, Judgment
 from .alignment import Aligned, align
 from .previous_version import NEW, PreviousText, open_history
@@ -165,11 +165,12 @@ def _summary(section: str, before: list, after: list, counts: dict[str, int]) ->
 
 
 def diff_project(path: Path, judge: Judge, rev: str = "HEAD", options: ParseOptions | None = None,
-                 workspace: Path | None = None, root: Path | None = None) -> PaperDiff:
-    """The project `path` belongs to, now against `rev`; UserError when there is nothing to compare with."""
-    choice = pick_root(Path(path), workspace, override=root)
+                 workspace: Path | None = None, root: Path | None = None, read: Reader | None = None) -> PaperDiff:
+    """The project `path` belongs to, now against `rev`; UserError when there is nothing to compare with.
+    `read` gives the current text of a file (an editor's unsaved buffers); the disk by default."""
+    choice = pick_root(Path(path), workspace, read, override=root)
     options = paragraphs_options(options)
-    current = parse_project(choice.root, options)
+    current = parse_project(choice.root, options, read)
     old, found, old_warnings = previous_chunks(choice.root, rev, options)
     notes = [choice.note] if choice.note else []
     return PaperDiff(**vars(diff_chunks(old, prose(current.chunks), judge)), root=choice.root, rev=rev,
