@@ -2,7 +2,8 @@
 
 An entry with a class runs inside `Engine.run` (its `name`, `tier` and diagnostic `codes` are the
 class's own); the novelty check has no class here because it runs on demand, from the editor's
-*Check novelty* command, and only its name and code are listed.
+*Check novelty* command, and only its name and code are listed; so has `revisions`, whose verdicts
+depend on the previous version too and so cannot live in the engine's per-chunk cache.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ ANALYZERS: tuple[AnalyzerEntry, ...] = (
     _entry(QualityAnalyzer),
     _entry(VenueStyleAnalyzer),
     AnalyzerEntry("novelty", ("novelty",)),
+    AnalyzerEntry("revisions", ("revision-weaker",)),  # against git's HEAD, beside the engine (server/service.py)
 )
 NAMES = tuple(a.name for a in ANALYZERS)
 CODES = tuple(code for a in ANALYZERS for code in a.codes)

@@ -62,6 +62,7 @@ class Service:
         self._llm = None
         self._novelty: NoveltyChecker | None = None
         self._nova: dict[tuple[str, str], object] = {}
+        self._revision_judge = None  # analyzers/drafts/revisions.RevisionJudge, made at the first revisions check
         self._lock = threading.RLock()
         self.projects: dict[Path, ProjectState] = {}
         self.engine = Engine(self.settings, cache_path=self.cache_dir / "judgments.sqlite")
@@ -186,6 +187,8 @@ class Service:
             self.llm()
         settings = replace(self.settings, target_venue=self.settings.target_venue or state.venue_guess)
         report = self.engine.run(state.chunks, tier, state.bib, is_cancelled, settings)
+        if tier == "llm" and "revisions" in self.settings.analyzers and not is_cancelled():
+            report.judgments.extend(self.revision_judgments(state))
         if tier == "llm":
             self.note_llm_health(report.llm_unavailable)
         state.warnings.extend(report.errors)
@@ -197,6 +200,41 @@ class Service:
             by_uri.setdefault(j.chunk.uri, []).append(j)
         state.judgments = by_uri
         return state
+
+    def revision_judgments(self, state: ProjectState, rev: str = "HEAD") -> list[Judgment]:
+        """`revision-weaker` findings on the paragraphs that read worse than in git (analyzers/drafts/paper_diff.py)."""
+        from ..analyzers.drafts.paper_diff import diff_project, weaker_judgments
+        from ..analyzers.llm.base import LLMError
+        from ..analyzers.project_check import parse_options
+        from ..errors import UserError
+
+        judge = self.revision_judge()
+        if judge is None:
+            return []
+        try:
+            found = diff_project(state.root, judge, rev, parse_options(self.settings), self.workspace, state.root,
+                                 self._read)
+        except (UserError, LLMError) as exc:  # no git, no revision, no embedded LM: nothing to say
+            log.info("no revision judgments for %s: %s", state.root, exc)
+            return []
+        except Exception:  # a bug here must not cost the background tier's other findings
+            log.exception("revision judgments for %s failed", state.root)
+            return []
+        return weaker_judgments(found, rev, judge=judge, chunks=state.chunks)
+
+    def revision_judge(self):
+        """The shipped revisions model over the embedded LM, made once (None when no model is shipped)."""
+        with self._lock:
+            if self._revision_judge is None:
+                from ..analyzers.drafts.revisions import make_judge
+                from ..analyzers.llm.select import make_llm
+                from ..analyzers.types import text_hash
+
+                retriever = self.retriever()
+                embed = (lambda texts: retriever.vectors(texts, [text_hash(t) for t in texts])) if retriever else None
+                self._revision_judge = make_judge(make_llm("embedded", cache_dir=self.cache_dir), embed,
+                                                  retriever.index if retriever else None)
+            return self._revision_judge
 
     def _tier_of(self, code: str) -> str:
         for analyzer in self.engine.analyzers("fast"):

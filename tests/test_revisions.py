@@ -503,3 +503,35 @@ def test_the_diff_reads_the_current_text_through_a_reader(repo):
     found = diff_project(repo / "draft.tex", judge, read=lambda p: buffers.get(Path(p)) or Path(p).read_text())
     assert len(found.revisions) == 5
     assert diff_project(repo / "draft.tex", judge).revisions == []
+
+
+# -- the language server's revision-weaker findings ---------------------------------------------------
+
+def test_the_server_flags_weaker_revisions_on_the_background_tier(repo, monkeypatch):
+    from peerlint.server.config import Settings
+    from peerlint.server.diagnostics import hover_markdown, to_diagnostic
+    from peerlint.server.service import Service
+
+    judge, lm, _ = counting_judge()
+    service = Service(Settings(analyzers=("revisions",)), workspace=repo, cache_dir=repo / ".cache")
+    monkeypatch.setattr(service, "revision_judge", lambda: judge)
+    monkeypatch.setattr("peerlint.analyzers.drafts.paper_diff.WEAKER_MIN_PROBABILITY", 0.5)
+    uri = (repo / "draft.tex").as_uri()
+    state = service.analyze(uri, "llm")
+    found = [j for j in state.judgments[uri] if j.code == "revision-weaker"]
+    assert found and all(j.message.startswith("revision reads weaker than HEAD (p = ") for j in found)
+    broken = next(j for j in found if j.chunk.text.startswith("We argue that retrieval is a natural basis"))
+    assert len(found) == 2  # the counting LM's two "worse" verdicts, the other three read better to it
+    assert broken.range.start.line == broken.chunk.range.start.line  # on the paragraph, tied to its first piece
+    assert broken.chunk in state.chunks  # the editor's own chunk, so hovering it finds the finding
+    hovered = service.hover(uri, broken.range.start.line, 3)
+    assert hovered is not None and broken in hovered[2]
+    assert "Previous version (HEAD): We argue that retrieval is the natural basis" in broken.evidence["explanation"]
+    diagnostic = to_diagnostic(broken)
+    assert diagnostic.code == "revision-weaker" and diagnostic.data["evidence"]["p_better"] < 0.5
+    assert "Previous version (HEAD)" in hover_markdown([], [{"code": broken.code, "message": broken.message,
+                                                             "score": broken.score, "evidence": broken.evidence}])
+    calls = lm.calls
+    assert service.analyze(uri, "llm") and lm.calls == calls  # a second pass asks the LM nothing
+    git(repo, "commit", "-q", "-am", "v2")  # HEAD now holds the edits: nothing reads weaker than it
+    assert [j for j in service.analyze(uri, "llm").judgments[uri] if j.code == "revision-weaker"] == []

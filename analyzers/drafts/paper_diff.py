@@ -183,19 +183,31 @@ WEAKER_CODE = "revision-weaker"
 WEAKER_MIN_PROBABILITY = 0.6
 
 
-def weaker_judgments(found: ChunkDiff, against: str, min_probability: float = WEAKER_MIN_PROBABILITY) -> list[Judgment]:
+def weaker_judgments(found: ChunkDiff, against: str, min_probability: float | None = None,
+                     judge: Judge | None = None, chunks: Sequence[Chunk] = ()) -> list[Judgment]:
     """`revision-weaker` findings for the editor: edited paragraphs that read worse than `against`
-    (HEAD, a revision, or "the saved text"), with both versions' ratings and the drivers as evidence."""
+    (HEAD, a revision, or "the saved text"), with the drivers, the previous text and (given `judge`)
+    both versions' quality ratings as evidence.  Given the editor's `chunks` (200-token pieces), each
+    finding is tied to the first piece of its paragraph and spans the whole paragraph."""
+    bar = WEAKER_MIN_PROBABILITY if min_probability is None else min_probability
     out = []
     for r in found.revisions:
         j = r.judgment
-        if j is None or r.verdict != "worse" or j.probability < min_probability:
+        if j is None or r.verdict != "worse" or j.probability < bar:
             continue
         old, new = r.aligned.old_text, r.aligned.new_text
-        out.append(Judgment(r.chunk, WEAKER_CODE, f"revision reads weaker than {against} (p = {j.probability:.2f}): "
-                                                  f"{j.reason()}", score=j.probability, severity="information",
+        before, after = judge.ratings([old, new]) if judge is not None else (None, None)
+        rated = f"quality {before:.1f} -> {after:.1f}; " if before is not None and after is not None else ""
+        explanation = (f"{rated}{'; '.join(d.words() for d in j.drivers if d.change)}. "
+                       f"Previous version ({against}): {old[:300]}{'…' if len(old) > 300 else ''}")
+        piece = next((c for c in chunks if c.uri == r.chunk.uri and c.offsets[0] >= r.chunk.offsets[0]
+                      and c.offsets[0] < r.chunk.offsets[-1]), r.chunk)
+        out.append(Judgment(piece, WEAKER_CODE, f"revision reads weaker than {against} (p = {j.probability:.2f}): "
+                                                f"{j.reason()}", score=j.probability, severity="information",
                             evidence={"against": against, "p_better": j.p_better, "sentences": j.sentences,
+                                      "before": before, "after": after, "explanation": explanation,
                                       "drivers": [{"feature": d.name, "change": d.change, "share": d.share}
                                                   for d in j.drivers],
-                                      "previous": old[:600], "current_words": len(new.split())}))
+                                      "previous": old[:600], "current_words": len(new.split())},
+                            range=r.chunk.range))
     return out

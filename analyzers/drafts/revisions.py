@@ -224,3 +224,18 @@ class RevisionJudge:
                     self._ratings.popitem(last=False)
         with self._lock:
             return [self._ratings.get(k) for k in keys]
+
+
+def make_judge(llm, embed: Callable[[list[str]], np.ndarray] | None = None, index=None) -> RevisionJudge | None:
+    """The shipped model over `llm` (one that scores text: the embedded backend); None when no model
+    is shipped.  `embed` (MiniLM vectors; `index`'s embedder when given, used only when the register
+    head was trained on the same model) adds the quality ratings of the summary and the hover."""
+    from .analyzer import compatible
+
+    model = RevisionModel.load()
+    if model is None:
+        return None
+    register = load_register_head() if embed is not None else None
+    if register is None or (index is not None and not compatible(register.model_id, index)):
+        embed, register = None, None
+    return RevisionJudge(model, FeatureReader(llm, embed=embed, register=register))

@@ -33,17 +33,16 @@ def register(sub) -> None:
 
 
 def make_judge():
-    """The shipped revisions model over the embedded LM (cached answers) and MiniLM for the register head."""
-    from ...analyzers.drafts.revisions import FeatureReader, RevisionJudge, RevisionModel
+    """The shipped revisions model over the embedded LM (cached answers) and MiniLM for the ratings."""
+    from ...analyzers.drafts.revisions import make_judge as shipped_judge
     from ...analyzers.llm.select import make_llm
     from ...index.embedding.embedder import Embedder
 
-    model = RevisionModel.load()
-    if model is None:
+    judge = shipped_judge(make_llm("embedded"), embed=Embedder().encode)
+    if judge is None:
         raise UserError("no revisions model is shipped (analyzers/drafts/data/revisions_model.npz): "
                         "run `peerlint bench drafts --suite revisions` to train it")
-    embedder = Embedder()
-    return RevisionJudge(model, FeatureReader(make_llm("embedded"), embed=embedder.encode))
+    return judge
 
 
 def _position(p) -> dict:
