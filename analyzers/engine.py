@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .registry import engine_factories
-from .retrieval.bibliography import BibEntry, cited_index
+from .retrieval.bibliography import BibEntry, Bibliography
 from .types import AnalysisContext, Analyzer, Chunk, Judgment
 
 log = logging.getLogger(__name__)
@@ -91,6 +91,19 @@ def _bind(body: dict, chunk: Chunk) -> Judgment:
     return Judgment(chunk, body["code"], body["message"], body["score"], body["severity"], body["evidence"])
 
 
+def _finished(analyzers: Sequence[Analyzer], judgments: list[Judgment], chunks: Sequence[Chunk],
+              settings) -> list[Judgment]:
+    """Each analyzer's document-level pass (`finish`, where it has one) over all its findings, cached or
+    fresh: what depends on other chunks (one finding per paragraph) is never cached per chunk."""
+    out = list(judgments)
+    for analyzer in analyzers:
+        finish = getattr(analyzer, "finish", None)
+        mine = [j for j in out if j.code in analyzer.codes]
+        if finish and mine:
+            out = [j for j in out if j.code not in analyzer.codes] + finish(mine, chunks, settings)
+    return out
+
+
 class Engine:
     """Owns the analyzers and their cache; `retriever` and `llm` are supplied lazily by the caller."""
 
@@ -123,7 +136,7 @@ class Engine:
                                       s.drafts_scorer, s.weak_chunk_percentile, s.weak_chunk_drop,
                                       s.off_venue_percentile, s.suggestion_tokens, s.max_suggestions,
                                       s.search_mode, s.published_before)),
-                 repr(sorted((e.key, e.title) for e in bib))]
+                 repr(sorted((e.key, e.title, e.doi, e.arxiv_id, e.author, e.year or 0) for e in bib))]
         return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=12).hexdigest()
 
     def run(self, chunks: Sequence[Chunk], tier: str = "fast", bib: Sequence[BibEntry] | None = None,
@@ -132,7 +145,7 @@ class Engine:
         report = RunReport([])
         settings = settings or self.settings
         ctx = AnalysisContext(chunks=chunks, retriever=self.retriever, llm=self.llm, settings=settings,
-                              has_bibliography=bib is not None, bib_titles=cited_index(bib or ()))
+                              bibliography=Bibliography(bib) if bib is not None else None)
         for analyzer in self.analyzers(tier):
             fp = self.fingerprint(analyzer, bib or (), settings)
             todo: list[Chunk] = []
@@ -160,7 +173,8 @@ class Engine:
                     by_hash.setdefault(j.chunk.hash, []).append(_strip(j))
             self.cache.put_many({(analyzer.name, h, fp): v for h, v in by_hash.items()})
             report.judgments.extend(fresh)
-        report.judgments = [j for j in report.judgments if self._shown(j)]
+        report.judgments = [j for j in _finished(self.analyzers(tier), report.judgments, chunks, settings)
+                            if self._shown(j)]
         return report
 
     def _analyze_isolated(self, analyzer: Analyzer, todo: list[Chunk], ctx: AnalysisContext,

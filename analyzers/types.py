@@ -39,6 +39,7 @@ class Chunk:
     kind: str = "paragraph"  # paragraph | abstract | title | section-title | selection
     index: int = 0
     cites: tuple[str, ...] = ()
+    paragraph: int = -1  # the `index` of its paragraph's first chunk: a long paragraph's chunks share it
     disabled: frozenset[str] = frozenset()  # codes silenced for this chunk by magic comments
 
     @property
@@ -68,8 +69,11 @@ class AnalysisContext:
     retriever: Any | None = None  # peerlint.analyzers.retrieval.retriever.Retriever over the open index
     llm: Any | None = None  # peerlint.analyzers.llm.base.LLM
     settings: Any | None = None  # peerlint.server.config.Settings
-    has_bibliography: bool = False  # a .bib was found and read
-    bib_titles: dict[str, str] = field(default_factory=dict)  # normalised title or DOI -> bib key
+    bibliography: Any | None = None  # peerlint.analyzers.retrieval.bibliography.Bibliography, when a .bib was read
+
+    @property
+    def has_bibliography(self) -> bool:
+        return self.bibliography is not None
 
 
 class Analyzer(Protocol):

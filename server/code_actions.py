@@ -10,7 +10,7 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
-from ..analyzers.retrieval.bibliography import bibtex_entry, cited_index, key_for, make_key, parse_bib
+from ..analyzers.retrieval.bibliography import Bibliography, bibtex_entry, make_key, parse_bib
 from ..analyzers.latex.parse import LineIndex
 from ..analyzers.latex.wall import ProjectWall
 from ..analyzers.types import Chunk
@@ -57,11 +57,11 @@ def cite_edit(doc_uri: str, doc_version: int | None, doc_text: str, chunk_end: i
               bib_path: Path, bib_text: str | None) -> tuple[lsp.WorkspaceEdit, str]:
     """Insert `\\cite{key}` at the end of the paragraph and add the entry to the .bib.
 
-    The key is reused when the .bib already has the paper (same title or DOI), made unique
-    otherwise; the .bib is created when missing. Returns the edit and the key.
+    The key is reused when the .bib already has the paper in any version (DOI, arXiv id, title,
+    first author + year with a close title), made unique otherwise; the .bib is created when missing. Returns the edit and the key.
     """
     entries = parse_bib(bib_text or "")
-    key = key_for(paper.title, paper.id, cited_index(entries))
+    key = Bibliography(entries).key_for(paper.title, paper.id, paper.authors, paper.year, paper.url)
     changes: list = []
     if key is None:
         key = make_key(paper, {e.key for e in entries})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bibtexparser
 from hypothesis import given, settings as hsettings, strategies as st
 
-from peerlint.analyzers.retrieval.bibliography import bibtex_entry, cited_index, key_for, make_key, parse_bib
+from peerlint.analyzers.retrieval.bibliography import Bibliography, bibtex_entry, make_key, parse_bib
 from peerlint.index.papers import Paper
 from peerlint.server.code_actions import cite_edit
 from peerlint.server.config import Settings
@@ -61,7 +61,7 @@ def test_keys_are_unique_and_existing_entries_reused():
     taken = {"zhang2020dual", "zhang2020duala"}
     assert make_key(PAPER, taken) == "zhang2020dualb"
     bib = "@inproceedings{mykey,\n  title = {Dual {A}ttention Model for Citation Recommendation},\n  year = 2020\n}\n"
-    assert key_for(PAPER.title, PAPER.id, cited_index(parse_bib(bib))) == "mykey"
+    assert Bibliography(parse_bib(bib)).key_for(PAPER.title, PAPER.id) == "mykey"
 
 
 def test_cite_edit_inserts_before_the_final_period_and_appends_entry(tmp_path):
@@ -84,3 +84,38 @@ def test_cite_edit_creates_a_missing_bib(tmp_path):
     edit, key = cite_edit("file:///d.tex", None, doc, len(doc) - 1, PAPER, tmp_path / "references.bib", None)
     kinds = [type(c).__name__ for c in edit.document_changes]
     assert kinds == ["TextDocumentEdit", "CreateFile", "TextDocumentEdit"]
+
+
+def test_a_suggested_paper_held_in_another_version_counts_as_cited():
+    """Journal vs conference, arXiv vs proceedings, a retitled version: the .bib already cites the work."""
+    bib = r"""
+@article{devlin2018bert,
+  title = {{BERT}: Pre-training of Deep Bidirectional Transformers for Language Understanding},
+  author = {Devlin, Jacob and Chang, Ming-Wei and Lee, Kenton and Toutanova, Kristina},
+  journal = {arXiv preprint arXiv:1810.04805},
+  year = {2018}
+}
+@inproceedings{qu2021rocketqa,
+  title = {RocketQA: An Optimized Training Approach to Dense Passage Retrieval for Open-Domain QA},
+  author = {Qu, Yingqi and Ding, Yuchen},
+  booktitle = {NAACL}, year = 2021, doi = {10.18653/v1/2021.naacl-main.466}
+}
+@misc{karpukhin2020dense,
+  title = {Dense Passage Retrieval for Open-Domain Question Answering},
+  author = {Vladimir Karpukhin and Barlas O{\u{g}}uz}, year = {2020},
+  eprint = {2004.04906}, archivePrefix = {arXiv}
+}
+"""
+    cited = Bibliography(parse_bib(bib))
+    # the NAACL 2019 version, found by its arXiv link
+    assert cited.key_for("BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding",
+                         "N19-1423", url="https://arxiv.org/abs/1810.04805") == "devlin2018bert"
+    # by DOI, whatever the title says
+    assert cited.key_for("RocketQA", "10.18653/v1/2021.naacl-main.466") == "qu2021rocketqa"
+    # the EMNLP version: a changed title, same first author, a year later
+    assert cited.key_for("Dense Passage Retrieval for Open Domain Question Answering Systems", "2020.emnlp-main.550",
+                         ("Karpukhin, Vladimir",), 2021) == "karpukhin2020dense"
+    # another first author or a different work is not the same work
+    assert cited.key_for("Dense Passage Retrieval for Open-Domain Question Answering Systems", "x", ("Lee, Kenton",),
+                         2020) is None
+    assert cited.key_for("Deep Bidirectional Transformers for Vision", "y", ("Devlin, Jacob",), 2018) is None

@@ -6,6 +6,8 @@ six-paper index of real abstracts, one of them twice under two ids.
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import shutil
 import sqlite3
@@ -280,8 +282,6 @@ def test_acm_truths(tmp_path, capsys):
 # -- the editor path ---------------------------------------------------------------------------
 
 def test_missing_related_work_offers_sec_papers_with_provenance(vector_index, tmp_path):
-    import time
-
     from peerlint.analyzers.engine import Engine
     from peerlint.analyzers.retrieval.prior_work import RELATED_SECTIONS
     from peerlint.analyzers.project_check import check_file
@@ -293,21 +293,70 @@ def test_missing_related_work_offers_sec_papers_with_provenance(vector_index, tm
 
     shutil.copytree(EXAMPLES, tmp_path / "paper")
     retriever = Retriever(vector_index)
-    result = check_file(tmp_path / "paper" / "draft.tex", Engine(Settings(), retriever=retriever), workspace=tmp_path)
+    # below the calibrated operating point, so that the example's Introduction has suggestions to check
+    settings = dataclasses.replace(Settings(), related_work_min_similarity=0.6, related_work_k=3)
+    result = check_file(tmp_path / "paper" / "draft.tex", Engine(settings, retriever=retriever), workspace=tmp_path)
     missing = [j for j in result.judgments if j.code == "missing-related-work"]
     assert missing and all(j.message.startswith("This ") and "cites none of its nearest prior papers" in j.message
                            for j in missing)
     for j in missing:
         uncited = j.evidence["uncited"]
-        assert 1 <= len(uncited) <= Settings().related_work_k
-        assert all(h["found_by"] and h["similarity"] >= Settings().related_work_min_similarity for h in uncited)
+        assert 1 <= len(uncited) <= settings.related_work_k
+        assert all(h["found_by"] and h["similarity"] >= settings.related_work_min_similarity for h in uncited)
         assert all({"id", "title", "venue", "year", "url", "authors"} <= set(h) for h in uncited)  # what citing needs
-    # the editor's cost per paragraph once the index is open and the paragraph embedded
     related = [c for c in result.chunks if RELATED_SECTIONS.search(c.section or "") and len(c.text) > 200]
-    vectors = retriever.vectors([c.text for c in related], [c.hash for c in related])
-    sec = related_work_for(vector_index)
-    assert sec is related_work_for(vector_index)  # one per index, shared by every run
-    t0 = time.perf_counter()
-    for chunk, vector in zip(related, vectors):
-        sec.search_vector(vector, chunk.text, Settings().related_work_k)
-    assert (time.perf_counter() - t0) / len(related) < 0.5
+    assert related_work_for(vector_index) is related_work_for(vector_index)  # one per index, shared by every run
+    # at the calibrated default none of the example's suggestions is credible enough to show
+    result = check_file(tmp_path / "paper" / "draft.tex", Engine(Settings(), retriever=retriever), workspace=tmp_path)
+    shown = [j for j in result.judgments if j.code == "missing-related-work"]
+    assert all(h["similarity"] >= Settings().related_work_min_similarity for j in shown for h in j.evidence["uncited"])
+    assert len(shown) < len(missing) and related
+
+
+def test_one_finding_per_paragraph_and_a_paper_once_per_section(vector_index, tmp_path):
+    """A paragraph split into two chunks gets one finding over both; a paper suggested in one paragraph
+    of a section is not suggested again in the next."""
+    from peerlint.analyzers.engine import Engine
+    from peerlint.analyzers.project_check import check_file
+    from peerlint.analyzers.retrieval.retriever import Retriever
+    from peerlint.server.config import Settings
+
+    from conftest import EXAMPLES
+
+    shutil.copytree(EXAMPLES, tmp_path / "paper")
+    settings = dataclasses.replace(Settings(), related_work_min_similarity=0.0, related_work_k=3)
+    result = check_file(tmp_path / "paper" / "draft.tex", Engine(settings, retriever=Retriever(vector_index)),
+                        workspace=tmp_path)
+    missing = [j for j in result.judgments if j.code == "missing-related-work"]
+    paragraphs = [(j.chunk.uri, j.chunk.paragraph) for j in missing]
+    assert missing and len(paragraphs) == len(set(paragraphs))
+    split = [c for c in result.chunks if c.paragraph != c.index]  # the second chunk of a long paragraph
+    spanning = [j for j in missing if any(c.paragraph == j.chunk.paragraph for c in split)]
+    assert spanning and all(j.range.end.line >= c.range.end.line for j in spanning for c in split
+                            if c.paragraph == j.chunk.paragraph)
+    for section in {j.chunk.section for j in missing}:
+        ids = [h["id"] for j in missing if j.chunk.section == section for h in j.evidence["uncited"]]
+        assert len(ids) == len(set(ids)), section
+    assert all(not j.evidence["covered"] for j in missing)
+
+
+def test_a_covered_chunk_silences_its_whole_paragraph():
+    from peerlint.analyzers.retrieval.prior_work import PriorWorkAnalyzer
+    from peerlint.analyzers.types import Chunk, Judgment, Position, Range
+    from peerlint.server.config import Settings
+
+    def chunk(index: int, paragraph: int, section: str = "Related Work") -> Chunk:
+        r = Range(Position(index, 0), Position(index, 10))
+        return Chunk(f"text {index}", "file:///d.tex", section, tuple(range(7)), r, index=index, paragraph=paragraph)
+
+    def finding(c: Chunk, covered: bool, *ids: str) -> Judgment:
+        hits = [{"id": i, "title": f"Paper {i}", "venue": "ACL", "year": 2020, "similarity": 0.8, "url": "",
+                 "authors": []} for i in ids]
+        return Judgment(c, "missing-related-work", "", 0.8, "information", {"covered": covered, "uncited": hits})
+
+    chunks = [chunk(0, 0), chunk(1, 0), chunk(2, 2), chunk(3, 3), chunk(4, 4, "Method")]
+    out = PriorWorkAnalyzer().finish([finding(chunks[0], False, "a"), finding(chunks[1], True),
+                                      finding(chunks[2], False, "a", "b"), finding(chunks[3], False, "a"),
+                                      finding(chunks[4], False, "a")], chunks, Settings())
+    assert [(j.chunk.index, [h["id"] for h in j.evidence["uncited"]]) for j in out] == [(2, ["a", "b"]), (4, ["a"])]
+    assert all("cites none of its nearest prior papers" in j.message for j in out)

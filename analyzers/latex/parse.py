@@ -454,7 +454,7 @@ class ChunkMaker:
             cites = tuple(dict.fromkeys(k for i, k in para.cites if i0 <= i < i1)) if para.cites else ()
             out.append(Chunk(
                 text=text, uri=self.uri, section=section, offsets=offsets,
-                range=self.index.range(start, end), kind=kind, index=first + len(out), cites=cites,
+                range=self.index.range(start, end), kind=kind, index=first + len(out), cites=cites, paragraph=first,
                 disabled=self.magic.disabled(start, end),
             ))
         return out

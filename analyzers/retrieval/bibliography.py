@@ -1,7 +1,9 @@
 """Read a project's .bib files and write well-formed entries for papers from the index.
 
-Matching between the bibliography and the index is by normalised title (or DOI), because
-users' keys are arbitrary and the index's ids are not BibTeX keys.
+Matching between the bibliography and the index goes by the work, not the key (users' keys are
+arbitrary and the index's ids are not BibTeX keys): DOI, arXiv id, normalised title, then first
+author + year with a close title (`index/ingest/holdings.py`), so the journal version, the arXiv
+preprint or a retitled version of a suggested paper counts as already cited.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from ...index.ingest.holdings import Holdings
+from ...index.ingest.identity import doi_of_url, normalise_arxiv_id, normalise_doi
 from ...index.papers import Paper
 
 _ENTRY_START = re.compile(r"@(\w+)\s*[{(]\s*([^,\s]+)\s*,", re.MULTILINE)
@@ -23,6 +27,12 @@ class BibEntry:
     title: str
     doi: str = ""
     author: str = ""  # the raw BibTeX author (or editor) field, for "Rudinger et al." in prose
+    year: int | None = None
+    arxiv_id: str = ""
+
+    @property
+    def authors(self) -> tuple[str, ...]:
+        return tuple(a.strip() for a in re.split(r"\s+and\s+", self.author) if a.strip())
 
 
 def normalise_title(title: str) -> str:
@@ -64,8 +74,15 @@ def parse_bib(text: str) -> list[BibEntry]:
         if m.group(1).lower() in {"string", "preamble", "comment"}:
             continue
         body = text[m.end() : starts[n + 1].start() if n + 1 < len(starts) else len(text)]
-        entries.append(BibEntry(m.group(2), _field(body, "title"), _field(body, "doi").lower(), _field(body, "author") or _field(body, "editor")))
+        year = re.search(r"\d{4}", _field(body, "year") or _field(body, "date"))
+        arxiv = next((a for a in (normalise_arxiv_id(_field(body, f)) for f in _ARXIV_FIELDS) if a), "")
+        entries.append(BibEntry(m.group(2), _field(body, "title"), _field(body, "doi").lower(),
+                                _field(body, "author") or _field(body, "editor"),
+                                int(year.group()) if year else None, arxiv))
     return entries
+
+
+_ARXIV_FIELDS = ("eprint", "arxivid", "arxiv", "journal", "volume", "url", "note", "howpublished")
 
 
 def read_bib_files(paths: Iterable[Path]) -> list[BibEntry]:
@@ -78,20 +95,37 @@ def read_bib_files(paths: Iterable[Path]) -> list[BibEntry]:
     return entries
 
 
-def cited_index(entries: Iterable[BibEntry]) -> dict[str, str]:
-    """normalised title or DOI -> bib key, for "is this paper already in the bibliography?"."""
-    out: dict[str, str] = {}
-    for e in entries:
-        if e.title:
-            out[normalise_title(e.title)] = e.key
-        if e.doi:
-            out[e.doi] = e.key
-    return out
+@dataclass(frozen=True)
+class _Asked:
+    """A paper from the index, seen as a cited work is."""
+
+    title: str
+    doi: str
+    arxiv_id: str
+    authors: tuple[str, ...]
+    year: int | None
 
 
-def key_for(title: str, paper_id: str, cited: dict[str, str]) -> str | None:
-    """The bib key already used for this paper (matched by title, or by DOI ids), if any."""
-    return cited.get(normalise_title(title)) or (cited.get(paper_id.lower()) if paper_id.startswith("10.") else None)
+class Bibliography:
+    """A project's bibliography, asked "is this paper already cited, in any version?"."""
+
+    def __init__(self, entries: Iterable[BibEntry]):
+        self.entries = list(entries)
+        self._holdings = Holdings(
+            Paper(id=e.key, title=e.title, abstract="", venue="", year=e.year, authors=e.authors,
+                  doi=normalise_doi(e.doi), arxiv_id=e.arxiv_id) for e in self.entries)
+
+    def key_for(self, title: str, paper_id: str, authors: Iterable[str] = (), year: int | None = None,
+                url: str = "") -> str | None:
+        """The key the .bib already uses for this work (matched by DOI, arXiv id, title, or first author,
+        year and a close title), if any."""
+        asked = _Asked(title, normalise_doi(paper_id) or doi_of_url(url),
+                       normalise_arxiv_id(paper_id) or normalise_arxiv_id(url), tuple(authors), year)
+        match = self._holdings.find(asked)
+        return match.paper_id if match else None
+
+    def __len__(self) -> int:
+        return len(self.entries)
 
 
 def make_key(paper: Paper, taken: Iterable[str]) -> str:

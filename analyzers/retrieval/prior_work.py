@@ -14,10 +14,9 @@ import dataclasses
 import re
 from typing import Sequence
 
-from .bibliography import key_for
 from .related_work import RelatedHit, related_work_for
 from .retriever import HitView, Retriever
-from ..types import AnalysisContext, Chunk, Judgment
+from ..types import AnalysisContext, Chunk, Judgment, Range
 
 PROSE_KINDS = ("paragraph", "abstract")
 MIN_WORDS = 20  # shorter chunks match everything a little and nothing well
@@ -28,8 +27,16 @@ def _words(text: str) -> int:
     return len(re.findall(r"[A-Za-z]{2,}", text))
 
 
+COVER_DEPTH = 3  # a paragraph whose bibliography holds one of its top-3 papers is not missing related work
+
+
 class PriorWorkAnalyzer:
-    """Flags prose that restates an indexed paper, and related-work prose that cites none of its neighbours."""
+    """Flags prose that restates an indexed paper, and related-work prose that cites none of its neighbours.
+
+    `analyze` judges each chunk alone (so the engine caches it by the chunk's text); `finish` then
+    reads the whole document's findings: one finding per paragraph, however many chunks it has, and a
+    paper suggested once per section, in its first paragraph.
+    """
 
     name = "prior-work"
     tier = "fast"
@@ -41,9 +48,9 @@ class PriorWorkAnalyzer:
         prose = [c for c in chunks if c.kind in PROSE_KINDS and _words(c.text) >= MIN_WORDS]
         if not prose or retriever is None:
             return []
-        k = max(settings.hover_k, settings.related_work_k)
-        neighbours = retriever.neighbours(prose, k)
-        related = self._related(retriever, prose, settings.related_work_k) if ctx.has_bibliography else {}
+        neighbours = retriever.neighbours(prose, max(settings.hover_k, settings.related_work_k))
+        depth = max(COVER_DEPTH, settings.related_work_k)
+        related = self._related(retriever, prose, depth) if ctx.has_bibliography else {}
         out: list[Judgment] = []
         for chunk in prose:
             hits = [HitView.of(h) for h in neighbours[chunk.hash]]
@@ -58,26 +65,84 @@ class PriorWorkAnalyzer:
                     "say how your work differs, or cite it.",
                     score=top.similarity, severity=settings.severity_of("close-prior-work"), evidence=evidence))
             if chunk.hash in related:
-                ranked = [(HitView.of(h), h) for h in related[chunk.hash]]
-                near = [(v, h) for v, h in ranked if v.similarity >= settings.related_work_min_similarity]
-                # a paragraph citing one of its top-k papers is not missing related work, whatever that
-                # paper's cosine: the hybrid first stage ranks papers by words too (RocketQA, cited by the
-                # example's Dense retrieval paragraph, is its first hit at cosine 0.58)
-                cited = [v for v, _ in ranked if key_for(v.title, v.id, ctx.bib_titles)]
-                if near and not cited:
-                    names = "; ".join(v.label() for v, _ in near)
-                    out.append(Judgment(
-                        chunk, "missing-related-work",
-                        f"This {chunk.section or 'related-work'} paragraph cites none of its nearest prior papers: {names}. "
-                        "Cite them or say why they do not apply.",
-                        score=near[0][0].similarity, severity=settings.severity_of("missing-related-work"),
-                        evidence={**evidence, "uncited": [with_provenance(v, h) for v, h in near]}))
+                out.extend(self._missing(chunk, related[chunk.hash], ctx, evidence))
+        return out
+
+    @staticmethod
+    def _missing(chunk: Chunk, related: list[RelatedHit], ctx: AnalysisContext, evidence: dict) -> list[Judgment]:
+        """The chunk's suggestions: its top `related_work_k` papers at or above the calibrated similarity
+        that the bibliography lacks in every version. `covered` marks a chunk whose bibliography holds
+        one of its top papers (whatever that paper's cosine: the hybrid first stage ranks by words too;
+        RocketQA, cited by the example's Dense retrieval paragraph, is its first hit at cosine 0.58):
+        `finish` then silences its whole paragraph."""
+        settings = ctx.settings
+        ranked = [(HitView.of(h), h) for h in related]
+        held = {v.id for v, _ in ranked if ctx.bibliography.key_for(v.title, v.id, v.authors, v.year, v.url)}
+        near = [(v, h) for v, h in ranked[:settings.related_work_k]
+                if v.similarity >= settings.related_work_min_similarity and v.id not in held]
+        if not near and not held:
+            return []
+        return [Judgment(chunk, "missing-related-work", "", score=near[0][0].similarity if near else 0.0,
+                         severity=settings.severity_of("missing-related-work"),
+                         evidence={**evidence, "covered": bool(held),
+                                   "uncited": [with_provenance(v, h) for v, h in near]})]
+
+    def finish(self, judgments: Sequence[Judgment], chunks: Sequence[Chunk], settings) -> list[Judgment]:
+        """The document-level pass over every finding of this analyzer, cached or fresh."""
+        order = {(c.uri, c.index): n for n, c in enumerate(chunks)}
+        by_paragraph: dict[tuple[str, int, str], list[Judgment]] = {}
+        for j in sorted(judgments, key=lambda j: order.get((j.chunk.uri, j.chunk.index), len(order))):
+            key = (j.chunk.uri, j.chunk.paragraph if j.chunk.paragraph >= 0 else j.chunk.index, j.code)
+            by_paragraph.setdefault(key, []).append(j)
+        out: list[Judgment] = []
+        suggested: dict[str, set[str]] = {}  # section -> papers already suggested in it
+        for (_, _, code), group in by_paragraph.items():
+            if code == "missing-related-work":
+                merged = _merge_missing(group, settings, suggested.setdefault(group[0].chunk.section, set()))
+                out.extend([merged] if merged else [])
+            elif code == "close-prior-work":
+                out.append(_spanning(max(group, key=lambda j: j.score or 0.0), group))
+            else:
+                out.extend(group)
         return out
 
     @staticmethod
     def _related(retriever: Retriever, prose: Sequence[Chunk], k: int) -> dict[str, list[RelatedHit]]:
         """SEC related work of each related-work-section chunk."""
         return sec_related(retriever, [c for c in prose if RELATED_SECTIONS.search(c.section or "")], k)
+
+
+def _spanning(judgment: Judgment, group: Sequence[Judgment]) -> Judgment:
+    """`judgment` over the whole paragraph its group's chunks make up."""
+    if len(group) == 1:
+        return judgment
+    first = min(group, key=lambda j: (j.chunk.range.start.line, j.chunk.range.start.character))
+    last = max(group, key=lambda j: (j.chunk.range.end.line, j.chunk.range.end.character))
+    return dataclasses.replace(judgment, range=Range(first.chunk.range.start, last.chunk.range.end))
+
+
+def _merge_missing(group: Sequence[Judgment], settings, already: set[str]) -> Judgment | None:
+    """One `missing-related-work` finding for a paragraph: none when any of its chunks is covered,
+    else its chunks' suggestions, best first, without papers an earlier paragraph of the section got."""
+    if any(j.evidence.get("covered") for j in group):
+        return None
+    best: dict[str, dict] = {}
+    for j in group:
+        for paper in j.evidence.get("uncited", ()):
+            if paper["id"] not in best or paper["similarity"] > best[paper["id"]]["similarity"]:
+                best[paper["id"]] = paper
+    fresh = sorted((p for p in best.values() if p["id"] not in already), key=lambda p: -p["similarity"])
+    fresh = fresh[:settings.related_work_k]
+    if not fresh:
+        return None
+    already.update(p["id"] for p in fresh)
+    head = group[0]
+    names = "; ".join(HitView.from_json(p).label() for p in fresh)
+    message = (f"This {head.chunk.section or 'related-work'} paragraph cites none of its nearest prior papers: "
+               f"{names}. Cite them or say why they do not apply.")
+    judgment = dataclasses.replace(head, message=message, score=fresh[0]["similarity"],
+                                   evidence={**head.evidence, "uncited": fresh})
+    return _spanning(judgment, group)
 
 
 def sec_related(retriever: Retriever, chunks: Sequence[Chunk], k: int) -> dict[str, list[RelatedHit]]:

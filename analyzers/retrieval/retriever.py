@@ -45,6 +45,12 @@ class HitView:
         p = hit.paper
         return cls(p.id, p.title, p.venue, p.year, round(hit.similarity, 4), p.url, p.authors[:8])
 
+    @classmethod
+    def from_json(cls, data: dict) -> "HitView":
+        """Back from `to_json` (extra keys, such as SEC's provenance, are ignored)."""
+        return cls(str(data.get("id", "")), str(data.get("title", "")), str(data.get("venue") or ""), data.get("year"),
+                   float(data.get("similarity") or 0.0), str(data.get("url") or ""), tuple(data.get("authors") or ()))
+
     def to_json(self) -> dict:
         return {"id": self.id, "title": self.title, "venue": self.venue, "year": self.year,
                 "similarity": self.similarity, "url": self.url, "authors": list(self.authors)}

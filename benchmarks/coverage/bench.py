@@ -4,7 +4,7 @@ No retriever can suggest a paper the index does not hold, so this is the ceiling
 suggestions for that project. For each project: the root .tex (the one with \\documentclass and
 \\begin{document} whose project cites the most keys), every \\cite-like key of the files it reads
 (tables and captions included), the keys its .bib files resolve, and of those, the works the corpus
-holds by DOI, arXiv id, normalised title or surname + year (`holdings.py`). The corpus is `--corpus`,
+holds by DOI, arXiv id, normalised title or surname + year (`index/ingest/holdings.py`). The corpus is `--corpus`,
 else the papers of the index (`--index`, default the user's), else the shipped proceedings; no vectors
 are read, so it runs in seconds, before and after a `peerlint corpus pull`.
 """
@@ -62,7 +62,7 @@ class ProjectCoverage:
 
 def run(args: argparse.Namespace) -> int:
     from ..harness.results import peak_rss_mb, print_table, write_result
-    from .holdings import METHODS, Holdings
+    from ...index.ingest.holdings import METHODS, Holdings
 
     started = time.perf_counter()
     projects = [root for path in args.from_latex if (root := _root_of(path)) is not None]

@@ -112,6 +112,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run the lexical row only, over an index built with placeholder vectors instead of "
                              "embeddings (the whole corpus in minutes on a CPU)")
     parser.add_argument("--k", default=",".join(map(str, CUTOFFS)), help="recall cutoffs (default: 10,20,30,40,50)")
+    parser.add_argument("--precision", action="store_true",
+                        help="also sweep the editor's similarity threshold over the context-level truth: precision "
+                             "and recall of what missing-related-work would show, chosen on dev citing papers, "
+                             "reported on test ones")
     parser.add_argument("--limit", type=int, default=None, help="only the first N queries of each ground truth")
     parser.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON results")
 
@@ -176,7 +180,31 @@ def run(args: argparse.Namespace) -> int:
               f"* = the default first stage (hybrid-{DEFAULT_FUSION}, lexical weight {LEXICAL_WEIGHT})")
         path = write_result(args.out, f"related-{truth.name}", result)
         print(f"results: {path}")
+        if args.precision and "context" in truth.name:
+            _precision(retriever, truth, args, result, read)
     return 0
+
+
+def _precision(retriever, truth, args, result: dict, read) -> None:
+    """The threshold sweep of `--precision` (see precision.py), its table and its own JSON. The
+    paper-level truth of the same run, if any, gives each citing paper's whole reference list."""
+    from ...server.config import Settings
+    from ..harness.results import print_table, write_result
+    from . import precision
+
+    by_title = _titles(retriever.index)
+    paper_cited = {q.id: resolve_cited(q.cited, retriever.index, by_title)[0]
+                   for _, other in read if other is not truth for q in other.queries}
+    suggestions, wanted = precision.collect(retriever, truth, resolve_cited, by_title, paper_cited, args.limit)
+    cal = precision.calibrate(suggestions, wanted)
+    print_table(precision.table(cal), precision.HEADERS,
+                title=f"{truth.name}: the editor's suggestions by depth and cosine threshold; P = the citing paper "
+                      f"cites it, strict = the context does; * = chosen on dev: the most right suggestions with "
+                      f"P's 90% lower bound >= {cal.target} ({cal.contexts['dev']} dev / {cal.contexts['test']} test contexts)")
+    settings = Settings()
+    out = {**cal.to_json(), "index": result["index"], "ground_truth": result["ground_truth"],
+           "current_default": {"k": settings.related_work_k, "threshold": settings.related_work_min_similarity}}
+    print(f"results: {write_result(args.out, f'related-precision-{truth.name}', out)}")
 
 
 def _rows(spec: str, weights: str = "", lexical_only: bool = False) -> list[Row]:
@@ -266,7 +294,6 @@ def sub_corpus(papers, keep: set[str], size: int, seed: int = SAMPLE_SEED) -> li
 def evaluate(retriever, truth, rows, cutoffs=CUTOFFS, limit: int | None = None) -> dict:
     """Recall@k and MRR of every row over the truth's queries, with counts of what could not be scored."""
     from ...analyzers.retrieval import hybrid
-    from ...analyzers.retrieval.bibliography import normalise_title
     from ...analyzers.retrieval.related_work import SECConfig
     from ...index.papers import SearchFilter
 
@@ -288,16 +315,10 @@ def evaluate(retriever, truth, rows, cutoffs=CUTOFFS, limit: int | None = None) 
     depth = max(cutoffs)
     for q in queries:
         counts["cited"] += len(q.cited)
-        wanted: set[str] = set()
-        for ref in q.cited:
-            if ref in index.id_to_idx:
-                wanted.add(ref)
-            elif normalise_title(ref) in by_title:
-                wanted.add(by_title[normalise_title(ref)])
-                counts["cited_by_title"] += 1
-            else:
-                missing.add(ref)
-                counts["cited_missing"] += 1
+        wanted, absent, titled = resolve_cited(q.cited, index, by_title)
+        missing.update(absent)
+        counts["cited_missing"] += len(absent)
+        counts["cited_by_title"] += titled
         counts["cited_in_index"] += len(wanted)
         if not q.text.strip():
             counts["empty_text"] += 1
@@ -358,6 +379,25 @@ def evaluate(retriever, truth, rows, cutoffs=CUTOFFS, limit: int | None = None) 
     return {"rows": table, "counts": counts, "cutoffs": list(cutoffs),
             "config": {k: v for k, v in SECConfig().__dict__.items()},
             "missing_examples": sorted(missing)[:20]}
+
+
+def resolve_cited(refs, index, by_title: dict[str, str]) -> tuple[set[str], list[str], int]:
+    """The index ids of a query's cited works (by id, else by normalised title), the refs the index
+    lacks, and how many were found by title."""
+    from ...analyzers.retrieval.bibliography import normalise_title
+
+    wanted: set[str] = set()
+    absent: list[str] = []
+    titled = 0
+    for ref in refs:
+        if ref in index.id_to_idx:
+            wanted.add(ref)
+        elif normalise_title(ref) in by_title:
+            wanted.add(by_title[normalise_title(ref)])
+            titled += 1
+        else:
+            absent.append(ref)
+    return wanted, absent, titled
 
 
 def _cluster_credit(retriever, wanted: list[str], ids: list[str], cfg) -> float:

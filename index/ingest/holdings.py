@@ -1,4 +1,6 @@
-"""Whether a corpus holds a cited work: by DOI, arXiv id, normalised title, then first-author surname + year.
+"""Whether a set of papers holds a cited work: by DOI, arXiv id, normalised title, then first-author
+surname + year. The coverage bench asks it of a corpus and a `.bib`; the editor asks it of a `.bib` and
+a suggested paper (is a journal or arXiv version of it already cited?).
 
 The surname + year step alone would match any 'Wang 2017' of 17k papers, so it also asks for a close
 title: 60% of the distinct words shared (Jaccard >= 0.6) or 90% of the characters in order (a typo such
@@ -11,14 +13,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from typing import Protocol
 
-from ...index.ingest.identity import doi_of_url, normalise_arxiv_id, normalise_doi, normalise_title, surname
-from ...index.ingest.latex_sources import CitedWork
-from ...index.papers import Paper
+from ..papers import Paper
+from .identity import doi_of_url, normalise_arxiv_id, normalise_doi, normalise_title, surname
 
 METHODS = ("doi", "arxiv", "title", "author-year")
 MIN_SHARED_WORDS = 0.6
 MIN_SAME_CHARACTERS = 0.9
+
+
+class Work(Protocol):
+    """What is asked about: a `latex_sources.CitedWork`, or a suggested paper seen the same way."""
+
+    title: str
+    doi: str
+    arxiv_id: str
+    authors: tuple[str, ...]
+    year: int | None
 
 
 @dataclass(frozen=True)
@@ -52,7 +64,7 @@ class Holdings:
                 key = (surname(paper.authors[0]), paper.year)
                 self.by_author_year.setdefault(key, []).append((normalise_title(paper.title), paper.id))
 
-    def find(self, work: CitedWork) -> Match | None:
+    def find(self, work: Work) -> Match | None:
         if work.doi and (pid := self.by_doi.get(work.doi)):
             return Match("doi", pid)
         if work.arxiv_id and (pid := self.by_arxiv.get(work.arxiv_id)):
