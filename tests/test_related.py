@@ -360,3 +360,37 @@ def test_a_covered_chunk_silences_its_whole_paragraph():
                                       finding(chunks[4], False, "a")], chunks, Settings())
     assert [(j.chunk.index, [h["id"] for h in j.evidence["uncited"]]) for j in out] == [(2, ["a", "b"]), (4, ["a"])]
     assert all("cites none of its nearest prior papers" in j.message for j in out)
+
+
+def test_cite_recovery_makes_a_truth_from_a_latex_project(index_path, vector_index, tmp_path, capsys):
+    """`bench related --from-latex`: each citing paragraph is a query whose truth is what its .bib entries
+    resolve to in the index (here: papers by their titles, one in another case; an arXiv preprint the index
+    lacks and a key no .bib defines are counted, not scored)."""
+    from peerlint.server.cli import main
+
+    paper = vector_index.paper(7)
+    other = vector_index.paper(8)
+    project = tmp_path / "mypaper"
+    project.mkdir()
+    (project / "main.tex").write_text(
+        "\\documentclass{article}\n\\begin{document}\n\\section{Related Work}\n"
+        f"{paper.abstract[:400]} \\cite{{first,gone}}.\n\n"
+        "A paragraph that cites nothing at all, however long it may be, is not a query.\n\n"
+        f"{other.abstract[:300]} \\citep{{second}} and \\cite{{undefined}}.\n"
+        "\\bibliography{refs}\n\\end{document}\n", encoding="utf-8")
+    (project / "refs.bib").write_text(
+        f"@inproceedings{{first, title = {{{paper.title.upper()}}}, year = {{{paper.year}}}}}\n"
+        "@article{gone, title = {A Paper No Index Holds About Something Else}, journal = {arXiv preprint "
+        "arXiv:2101.00001}, year = 2021}\n"
+        f"@inproceedings{{second, title = {{{other.title}}}}}\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["bench", "related", "--from-latex", str(project), "--index", str(index_path), "--stages", "first",
+                 "--out", str(out)]) == 0
+    [result] = [json.loads(p.read_text()) for p in out.glob("related-cite-recovery-*.json")]
+    [stats] = result["ground_truth"]["projects"]
+    assert stats | {"root": ""} == {"name": "mypaper", "root": "", "paragraphs_citing": 2, "citations": 4,
+                                    "in_bib": 3, "in_index": 2}
+    assert result["counts"]["scored"] == 2 and result["counts"]["cited_in_index"] == 2
+    rows = {r["row"]: r for r in result["rows"]}
+    assert rows["dense"]["recall"]["10"] == 1.0  # each paragraph is its cited paper's own abstract
+    assert "cite recovery: mypaper: 2 paragraphs cite 4 works, 3 in its .bib, 2 in the index" in capsys.readouterr().err

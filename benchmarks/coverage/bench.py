@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from ...index.ingest.holdings import METHODS, Holdings
 
     started = time.perf_counter()
-    projects = [root for path in args.from_latex if (root := _root_of(path)) is not None]
+    projects = [root for path in args.from_latex if (root := root_of(path)) is not None]
     if not projects:
         raise UserError("--from-latex: no LaTeX project among the paths given: pass project folders or root .tex files")
     papers, corpus_label = _corpus(args)
@@ -134,7 +134,7 @@ def _corpus(args: argparse.Namespace):
     return [index.paper(i) for i in range(len(index))], f"the index at {root}"
 
 
-def _root_of(path: Path) -> Path | None:
+def root_of(path: Path) -> Path | None:
     """The root .tex of a project folder (or the .tex file given); None, with a note, for other files."""
     if path.is_file():
         if path.suffix.lower() == ".tex":
@@ -172,10 +172,15 @@ def _cited_keys(root: Path) -> tuple[list[str], list[Path], list[str]]:
     return list(dict.fromkeys(k for k in keys if k and k != "*")), project.bib_files, project.warnings
 
 
+def project_name(root: Path) -> str:
+    """A project's name for tables: its folder, or the folder above a generic `paper/` or `src/`."""
+    return root.parent.name if root.parent.name not in ("paper", "src", "tex", "latex") else root.parent.parent.name
+
+
 def _coverage(root: Path, holdings) -> ProjectCoverage:
     from ...index.ingest.latex_sources import cited_works
 
-    name = root.parent.name if root.parent.name not in ("paper", "src", "tex", "latex") else root.parent.parent.name
+    name = project_name(root)
     keys, bibs, warnings = _cited_keys(root)
     result = ProjectCoverage(name, str(root), cited=len(keys), warnings=list(warnings))
     works = {w.key: w for w in cited_works(bibs, result.warnings.append)}

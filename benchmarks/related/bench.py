@@ -87,6 +87,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default: the ACM-CR paper- and context-level truths, built from --acm)")
     parser.add_argument("--acm", type=Path, default=None, metavar="DIR",
                         help="ACM-CR directory with corpus.jsonl.gz and citing.jsonl (default: ../shared/data/acm-cr)")
+    parser.add_argument("--from-latex", nargs="+", type=Path, default=None, metavar="DIR",
+                        help="cite recovery: every paragraph of these LaTeX projects (folders or root .tex files) that "
+                             "cites something is a query whose truth is the cited works the index holds, matched from "
+                             "the project's .bib (default index: the default one, or --index)")
     parser.add_argument("--make-truth", type=Path, metavar="DIR",
                         help="only write the ACM-CR ground truths (acm-cr-paper.jsonl, acm-cr-context.jsonl) to DIR")
     parser.add_argument("--corpus", nargs="+", type=Path, default=None,
@@ -138,14 +142,18 @@ def run(args: argparse.Namespace) -> int:
     except ValueError:
         raise UserError(f"--k expects positive numbers separated by commas, got {args.k!r}") from None
     rows = _rows(args.stages, args.weights, args.lexical_only)
-    truths, corpus, references = _inputs(args, acm)
-    read = []
-    for truth_path in truths:
-        try:
-            read.append((truth_path, related_truth.read_truth(truth_path)))
-        except ValueError as exc:
-            raise UserError(str(exc)) from None
-    index, corpus_note = _index(args, corpus, {c for _, t in read for q in t.queries for c in q.cited})
+    projects: list[dict] = []
+    if args.from_latex:
+        read, index, corpus_note, references, projects = _from_latex(args)
+    else:
+        truths, corpus, references = _inputs(args, acm)
+        read = []
+        for truth_path in truths:
+            try:
+                read.append((truth_path, related_truth.read_truth(truth_path)))
+            except ValueError as exc:
+                raise UserError(str(exc)) from None
+        index, corpus_note = _index(args, corpus, {c for _, t in read for q in t.queries for c in q.cited})
     from ...analyzers.retrieval.related_work import CitationGraph, RelatedWork
 
     graph = CitationGraph.from_index(index)
@@ -162,7 +170,8 @@ def run(args: argparse.Namespace) -> int:
         for problem in truth.problems:
             print(f"peerlint: warning: {problem}", file=sys.stderr)
         result = evaluate(retriever, truth, rows, cutoffs, args.limit)
-        result["ground_truth"] = {"path": str(truth_path), "problems": truth.problems}
+        result["ground_truth"] = {"path": str(truth_path), "problems": truth.problems,
+                                  **({"projects": projects} if projects else {})}
         result["index"] = {"path": str(index.root), "build": index.build.name, "papers": len(index),
                            "model": index.manifest.model_id, "corpus": corpus_note}
         result["cocitation_graph"] = retriever.graph_source()
@@ -226,6 +235,29 @@ def _rows(spec: str, weights: str = "", lexical_only: bool = False) -> list[Row]
     cumulative = [r for r in SEC_DENSE[:4] if r.stages[-1] in wanted or (r.stages == ("semantic",) and "semantic" in wanted)]
     return ((list(FIRST) + extra if "first" in wanted else []) + cumulative
             + (list(SEC_DENSE[4:]) if "minus" in wanted else []) + ([SEC_HYBRID] if "hybrid" in wanted else []))
+
+
+def _from_latex(args):
+    """Cite recovery (`cite_recovery.py`): the truth made from the projects, the index it is made
+    against (--index, else the default index), and the reference lists for co-citation."""
+    from ...index.build import default_index_path
+    from ...index.embedding.embedder import cache_root
+    from ...index.store import IndexError_, open_index
+    from . import truth as related_truth
+    from .cite_recovery import truth_from_latex
+
+    try:
+        index = open_index(args.index or default_index_path())
+    except IndexError_ as exc:
+        raise UserError(str(exc)) from None
+    truth, projects = truth_from_latex(list(args.from_latex), index)
+    path = related_truth.write_jsonl(
+        ({"id": q.id, "paper": q.paper, "text": q.text, "cited": list(q.cited)} for q in truth.queries),
+        cache_root() / "related-truth" / "cite-recovery.jsonl")
+    for p in projects:
+        print(f"cite recovery: {p.name}: {p.paragraphs_citing} paragraphs cite {p.citations} works, {p.in_bib} in "
+              f"its .bib, {p.in_index} in the index", file=sys.stderr)
+    return [(path, truth)], index, "", list(args.references), [p.to_json() for p in projects]
 
 
 def _inputs(args, acm: Path) -> tuple[list[Path], list[Path] | None, list[Path]]:
