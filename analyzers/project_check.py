@@ -54,7 +54,11 @@ def read_project(path: Path, settings, workspace: Path | None = None, read: Call
                  root: Path | None = None, count_tokens: Callable[[str], int] | None = None) -> ProjectRead:
     """The project `path` belongs to (`root` overrides the root found), read inside its wall."""
     extra = tuple(settings.extra_roots)
-    choice = pick_root(Path(path), workspace, read, override=root, extra_roots=extra)
+    preferred = None
+    if getattr(settings, "root_file", ""):
+        preferred = Path(settings.root_file).expanduser()
+        preferred = preferred if preferred.is_absolute() else (workspace or Path.cwd()) / preferred
+    choice = pick_root(Path(path), workspace, read, override=root, extra_roots=extra, preferred=preferred)
     wall = ProjectWall.around(choice.root, workspace, extra)
     return ProjectRead(choice, wall, parse_project(choice.root, parse_options(settings, count_tokens), read, wall))
 

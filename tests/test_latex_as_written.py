@@ -320,6 +320,25 @@ def test_several_roots_claiming_a_file_give_one_deterministic_choice_said_once(t
     assert pick_root(tmp_path / "related_work.tex", tmp_path) == override  # the file's own word wins, silently
 
 
+def test_the_root_file_setting_chooses_among_the_roots_that_include_the_file(tmp_path):
+    import dataclasses
+
+    from peerlint.analyzers.project_check import read_project
+    from peerlint.server.config import Settings
+
+    _tree(tmp_path, TWO_ROOTS)
+    (tmp_path / "other.tex").write_text(doc("", "Another project's text, with nothing included."))
+    settings = dataclasses.replace(Settings(), root_file="icml_main.tex")
+    found = read_project(tmp_path / "related_work.tex", settings, tmp_path)
+    assert found.choice.root == tmp_path / "icml_main.tex" and "the rootFile setting" in found.choice.note
+    assert any(c.text == "Unlike ICML-Net, prior work is slow." for c in found.project.chunks)
+    # a root file of its own keeps itself; a setting naming a root that does not include the file is not used
+    assert read_project(tmp_path / "other.tex", settings, tmp_path).choice.root == tmp_path / "other.tex"
+    elsewhere = dataclasses.replace(Settings(), root_file="other.tex")
+    assert read_project(tmp_path / "related_work.tex", elsewhere, tmp_path).choice.root == tmp_path / "iclr2020_conference.tex"
+    assert Settings().updated({"rootFile": "icml_main.tex"}, print).root_file == "icml_main.tex"
+
+
 def _peerlint(*args: str, cwd: Path):
     import subprocess
     import sys

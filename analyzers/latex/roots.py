@@ -235,8 +235,11 @@ def _including_roots(path: Path, workspace: Path | None, read: Reader, extra_roo
 
 
 def pick_root(path: Path, workspace: Path | None = None, read: Reader | None = None,
-              override: Path | None = None, extra_roots: Iterable[str | Path] = ()) -> RootChoice:
-    """The root .tex file to parse when `path` is edited (see the module docstring)."""
+              override: Path | None = None, extra_roots: Iterable[str | Path] = (),
+              preferred: Path | None = None) -> RootChoice:
+    """The root .tex file to parse when `path` is edited (see the module docstring). `preferred` (the
+    `rootFile` setting) wins among the roots that include `path`, and only there: a file of another
+    project keeps its own root."""
     if override is not None:
         return RootChoice(norm_path(override))
     read = read or read_file
@@ -251,12 +254,17 @@ def pick_root(path: Path, workspace: Path | None = None, read: Reader | None = N
     roots = _including_roots(path, workspace, read, extra_roots)
     if len(roots) <= 1:
         return RootChoice(roots[0] if roots else path, refused)
-    preferred = [r for d in dict.fromkeys(r.parent for r in roots) for r in latexmkrc_roots(d, read) if r in roots]
-    root = preferred[0] if preferred else roots[0]
-    why = "named by latexmkrc" if preferred else "first by folder and name"
+    setting = norm_path(preferred) if preferred is not None else None
+    named_by_rc = [r for d in dict.fromkeys(r.parent for r in roots) for r in latexmkrc_roots(d, read) if r in roots]
+    if setting in roots:
+        root, why = setting, "the rootFile setting"
+    elif named_by_rc:
+        root, why = named_by_rc[0], "named by latexmkrc"
+    else:
+        root, why = roots[0], "first by folder and name"
     others = ", ".join(r.name for r in roots if r != root)
     return RootChoice(root, f"{path.name} is included by {len(roots)} root files; using {root.name} ({why}; "
-                            f"also {others}); choose with --root or a '% !TeX root = ...' line")
+                            f"also {others}); choose with --root, the rootFile setting or a '% !TeX root = ...' line")
 
 
 def find_root(path: Path, workspace: Path | None = None, read: Reader | None = None,
