@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .drafts.summaries import SectionSummary, summarise
+from .drafts.venue_guess import guess_venue
 from .retrieval.bibliography import BibEntry, read_bib_files
 from .engine import Engine
 from .latex.parse import ParseOptions
@@ -26,6 +28,7 @@ class CheckResult:
     judgments: list[Judgment]
     warnings: list[str] = field(default_factory=list)
     bib: list[BibEntry] | None = None
+    summaries: list[SectionSummary] = field(default_factory=list)
 
 
 def parse_options(settings, count_tokens: Callable[[str], int] | None = None) -> ParseOptions:
@@ -75,4 +78,16 @@ def check_file(path: Path, engine: Engine, workspace: Path | None = None,
     found = read_project(path, engine.settings, workspace, read, root)
     bib = read_bibliography(found.project.bib_files)
     report = engine.run(found.project.chunks, tier, bib)
-    return CheckResult(found.choice.root, found.project.chunks, report.judgments, found.warnings + report.errors, bib)
+    summaries = []
+    if engine.settings.section_summaries:
+        venue = engine.settings.target_venue or guess_venue(_text_of(found.choice.root, read))
+        summaries = summarise(found.project.chunks, engine.retriever, venue)
+    return CheckResult(found.choice.root, found.project.chunks, report.judgments, found.warnings + report.errors, bib,
+                       summaries)
+
+
+def _text_of(path: Path, read: Callable[[Path], str] | None) -> str:
+    try:
+        return read(path) if read is not None else path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""

@@ -52,6 +52,7 @@ class Settings:
     published_before: str = ""  # ISO date or year: only papers published strictly before it are evidence; empty: all
     llm_timeout_s: int = 60  # the longest one LLM request may take before the LLM checks report it (once)
     extra_roots: tuple[str, ...] = ()  # folders outside the project that \input, .bib etc. may read (README "The project root is a wall")
+    section_summaries: bool = True  # per-section quality / venue-style / reads-like lines (code lens, `check`)
     root_file: str = ""  # the root .tex to use where several roots include the edited file (absolute or workspace-relative)
 
     def updated(self, raw: Any, warn: Callable[[str], None]) -> "Settings":

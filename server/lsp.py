@@ -291,6 +291,19 @@ def hover(ls: PeerlintServer, params: lsp.HoverParams) -> lsp.Hover | None:
                      range=lsp.Range(lsp.Position(r.start.line, r.start.character), lsp.Position(r.end.line, r.end.character)))
 
 
+@server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
+async def code_lens(ls: PeerlintServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
+    """One lens a section: quality, venue style and the venue it reads like (no command: a label)."""
+    uri = params.text_document.uri
+    if ls.version_of(uri) is None:
+        return []
+    loop = asyncio.get_running_loop()
+    summaries = await loop.run_in_executor(ls.fast_worker, ls.service.summaries, uri)
+    return [lsp.CodeLens(range=lsp.Range(lsp.Position(s.range.start.line, 0), lsp.Position(s.range.start.line, 0)),
+                         command=lsp.Command(title=f"peerlint: {s.line()}", command=""), data=s.to_json())
+            for s in summaries]
+
+
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
                 lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.Source]))
 def code_action(ls: PeerlintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:

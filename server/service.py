@@ -21,6 +21,7 @@ from ..analyzers.novelty.check import NoveltyChecker
 from ..analyzers.project_check import read_bibliography, read_project
 from ..analyzers.retrieval.retriever import HitView, Retriever
 from ..analyzers.types import Chunk, Judgment, Position
+from ..analyzers.drafts.summaries import SectionSummary, summarise
 from ..analyzers.drafts.venue_guess import guess_venue
 from ..index.build import default_index_path
 from ..index.embedding.embedder import cache_root
@@ -46,6 +47,8 @@ class ProjectState:
     judgments: dict[str, list[Judgment]] = field(default_factory=dict)  # uri -> fast + llm findings
     warnings: list[str] = field(default_factory=list)
     venue_guess: str = ""  # from the root file's \documentclass / \usepackage (used when target_venue is unset)
+    summaries: list[SectionSummary] = field(default_factory=list)
+    summaries_key: tuple = ()  # the chunks and venue the summaries were made from
     wall: ProjectWall | None = None  # where the project's files may be read and written (None: nowhere)
 
 
@@ -200,6 +203,18 @@ class Service:
             by_uri.setdefault(j.chunk.uri, []).append(j)
         state.judgments = by_uri
         return state
+
+    def summaries(self, uri: str) -> list[SectionSummary]:
+        """The section summaries placed in `uri` (code lenses): from the last parse, never parsing anew."""
+        state = self.project_of(uri)
+        if state is None or not self.settings.section_summaries:
+            return []
+        venue = self.settings.target_venue or state.venue_guess
+        key = (tuple(c.hash for c in state.chunks), tuple(c.section for c in state.chunks), venue)
+        if state.summaries_key != key:
+            state.summaries = summarise(state.chunks, self.retriever(), venue)
+            state.summaries_key = key
+        return [s for s in state.summaries if s.uri == uri]
 
     def revision_judgments(self, state: ProjectState, rev: str = "HEAD") -> list[Judgment]:
         """`revision-weaker` findings on the paragraphs that read worse than in git (analyzers/drafts/paper_diff.py)."""

@@ -21,20 +21,36 @@ def peerlint(*args: str, cwd=REPO) -> subprocess.CompletedProcess:
 def test_check_prints_file_line_col_severity_code_message(index_path, tmp_path):
     result = peerlint("check", "examples/draft.tex", "--index", str(index_path))
     assert result.returncode == 0, result.stderr
-    lines = result.stdout.strip().splitlines()
+    lines = [l for l in result.stdout.strip().splitlines() if " summary " not in l]
     assert lines, result.stderr
     pattern = re.compile(r"^examples/draft\.tex:(\d+):(\d+): (error|warning|information|hint) ([a-z-]+): .+$")
     for line in lines:
         assert pattern.match(line), line
+    summaries = [l for l in result.stdout.strip().splitlines() if " summary " in l]
+    assert re.match(r"^examples/draft\.tex:\d+: summary Abstract: quality \d+\.\d/10 ", summaries[0]), summaries
     draft = (EXAMPLES / "draft.tex").read_text().splitlines()
     close = [l for l in lines if " close-prior-work: " in l]
     assert close and draft[int(close[0].split(":")[1]) - 1].startswith("Predicting the rating of a textual review")
 
 
-def test_check_json_matches_text_output(index_path):
+def test_check_json_matches_text_output(index_path, tmp_path):
     text = peerlint("check", "examples/draft.tex", "--index", str(index_path)).stdout.strip().splitlines()
     rows = json.loads(peerlint("check", "examples/draft.tex", "--index", str(index_path), "--json").stdout)
-    assert [f"{r['file']}:{r['line']}:{r['col']}: {r['severity']} {r['code']}: {r['message']}" for r in rows] == text
+    findings = [r for r in rows if r["kind"] == "finding"]
+    summaries = [r for r in rows if r["kind"] == "summary"]
+    assert [f"{r['file']}:{r['line']}:{r['col']}: {r['severity']} {r['code']}: {r['message']}" for r in findings] \
+        == [line for line in text if " summary " not in line]
+    assert [f"{r['file']}:{r['line']}: summary {r['section']}:" for r in summaries] \
+        == [":".join(line.split(":", 3)[:3]) + ":" for line in text if " summary " in line]
+    assert {"section", "quality", "venue_style", "reads_like"} <= set(summaries[0])
+    # the example draft is an `article`: no target venue, so no venue-style percentile; an ACL target gives one
+    assert summaries[0]["venue"] == "" and summaries[0]["venue_style"] is None and summaries[0]["reads_like"]
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"targetVenue": "ACL"}))
+    acl = json.loads(peerlint("check", "examples/draft.tex", "--index", str(index_path), "--json", "--settings",
+                              str(settings)).stdout)
+    styled = [r for r in acl if r["kind"] == "summary"]
+    assert styled[0]["venue"] == "ACL" and all(0.0 <= r["venue_style"] <= 1.0 for r in styled)
 
 
 def test_search_with_filters(index_path):

@@ -76,6 +76,22 @@ async def test_hover_lists_retrieved_papers(client: LanguageClient):
     assert "| sim | venue | year | title |" in hover.contents.value
 
 
+async def test_code_lenses_summarise_each_section(client: LanguageClient):
+    """Quality and venue style on by default, as one lens a section rather than a diagnostic a paragraph."""
+    draft = client.project / "draft.tex"
+    text = draft.read_text()
+    uri = open_file(client, draft)
+    await diagnostics_for(client, uri)
+    lenses = await client.text_document_code_lens_async(lsp.CodeLensParams(lsp.TextDocumentIdentifier(uri)))
+    sections = [lens.data["section"] for lens in lenses]
+    assert sections[:4] == ["Abstract", "Introduction", "Related Work", "Method"], sections
+    intro = lenses[1]
+    assert intro.range.start.line == line_of(text, "Writing a research paper is a long")  # its first paragraph
+    assert intro.command.title.startswith("peerlint: Introduction: quality ") and "reads most like" in intro.command.title
+    assert 1.0 <= intro.data["quality"] <= 10.0 and intro.data["kind"] == "summary" and intro.data["reads_like"]
+    assert all(lens.data["uri"] == uri for lens in lenses)  # the appendix's sections are lenses of its own file
+
+
 async def test_one_word_edit_reanalyses_one_chunk(client: LanguageClient):
     draft = client.project / "draft.tex"
     text = draft.read_text()

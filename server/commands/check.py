@@ -36,13 +36,17 @@ def run(args: argparse.Namespace) -> int:
         warn(w)
     rows = sorted(result.judgments, key=lambda j: (j.chunk.uri, j.chunk.range.start.line, j.chunk.range.start.character))
     if args.json:
-        print(json.dumps([{"file": display_path(j.chunk.uri), "line": j.chunk.range.start.line + 1,
+        print(json.dumps([{"kind": "finding", "file": display_path(j.chunk.uri), "line": j.chunk.range.start.line + 1,
                            "col": j.chunk.range.start.character + 1, "severity": j.severity, "code": j.code,
-                           "message": j.message, "score": j.score, "evidence": j.evidence} for j in rows]))
+                           "message": j.message, "score": j.score, "evidence": j.evidence} for j in rows]
+                         + [{**s.to_json(), "file": display_path(s.uri), "line": s.range.start.line + 1}
+                            for s in result.summaries]))
     else:
         for j in rows:
             print(f"{display_path(j.chunk.uri)}:{j.chunk.range.start.line + 1}:{j.chunk.range.start.character + 1}: "
                   f"{j.severity} {j.code}: {j.message}")
+        for s in result.summaries:
+            print(f"{display_path(s.uri)}:{s.range.start.line + 1}: summary {s.line()}")
         print(f"{len(rows)} finding(s) in {len({j.chunk.uri for j in rows})} file(s); "
               f"{len(result.chunks)} chunks checked against {len(index)} papers", file=sys.stderr)
     return 0

@@ -26,6 +26,8 @@ M.defaults = {
   -- restart a crashed server at most this often within restart_window_s, then stop and say why
   max_restarts = 3,
   restart_window_s = 180,
+  -- show the server's per-section summaries (quality, venue style) as code lenses
+  code_lens = true,
   on_attach = nil,
   -- 'auto': vim.lsp.config/vim.lsp.enable on Neovim >= 0.11, else vim.lsp.start from a FileType
   -- autocmd; 'start' forces the latter (the tests use it to cover older Neovims)
@@ -148,6 +150,21 @@ local function on_exit(code, signal, client_id)
   end)
 end
 
+--- Keep the section summaries (code lenses) of `bufnr` fresh: after attaching, leaving insert mode and saving.
+local function show_code_lenses(client, bufnr)
+  if not (client.server_capabilities or {}).codeLensProvider then
+    return
+  end
+  local function refresh()
+    -- 0.10+: refresh({ bufnr }); 0.8/0.9: refresh() for the current buffer
+    if not pcall(vim.lsp.codelens.refresh, { bufnr = bufnr }) then
+      pcall(vim.lsp.codelens.refresh)
+    end
+  end
+  vim.api.nvim_create_autocmd({ 'InsertLeave', 'BufWritePost', 'BufEnter' }, { buffer = bufnr, callback = refresh })
+  vim.defer_fn(refresh, 1500)
+end
+
 --- The client configuration shared by vim.lsp.config and vim.lsp.start.
 function M.lsp_config(cfg)
   return {
@@ -159,7 +176,14 @@ function M.lsp_config(cfg)
     -- an empty table would travel as a JSON list, which the server rejects
     settings = { peerlint = next(cfg.settings) and vim.deepcopy(cfg.settings) or vim.empty_dict() },
     on_exit = on_exit,
-    on_attach = cfg.on_attach,
+    on_attach = function(client, bufnr)
+      if cfg.code_lens ~= false then
+        show_code_lenses(client, bufnr)
+      end
+      if cfg.on_attach then
+        cfg.on_attach(client, bufnr)
+      end
+    end,
   }
 end
 

@@ -1,0 +1,132 @@
+"""Per-section summaries of quality and venue style: one line a section instead of a diagnostic a
+paragraph (issue 17: "summaries rather than noise").
+
+Both come from the embedding heads the `quality` and `venue-style` analyzers use with the `auto`
+scorer, so a summary costs no LLM call and is ready with the fast tier:
+- quality: the register head's 1–10 rating (the percentile among published paragraphs, rescaled),
+  averaged over the section's paragraphs;
+- venue style: where the section's mean vector falls among the target venue's own indexed papers by
+  P(venue | text) of the venue head (Between the Drafts' style aspect, peerlint's own scorer);
+- reads like: the venue the venue head finds most likely for the section.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from ...index.embedding.embedder import cache_root
+from .analyzer import compatible
+from .heads import load_register_head, venue_head_for
+from .text import prepare
+from .venue_guess import STYLES
+from ..types import Chunk, Range
+
+PROSE_KINDS = ("paragraph", "abstract")
+MIN_WORDS = 20  # shorter paragraphs say little about a section's register
+NOT_JUDGED = re.compile(r"acknowledg|funding|author contributions", re.I)  # thanks, not prose to judge
+
+
+@dataclass(frozen=True)
+class SectionSummary:
+    """One section's quality and venue-style figures, placed at its first paragraph."""
+
+    section: str
+    uri: str
+    range: Range
+    paragraphs: int
+    quality: float | None  # 1–10
+    venue: str  # the target venue ("" when none is set or guessed)
+    venue_style: float | None  # 0–1: share of the venue's own papers that read less like it
+    reads_like: str  # the venue the section reads most like ("" without a venue head)
+    reads_like_probability: float | None
+
+    def to_json(self) -> dict:
+        r = self.range
+        return {"kind": "summary", "section": self.section, "uri": self.uri,
+                "range": {"start": {"line": r.start.line, "character": r.start.character},
+                          "end": {"line": r.end.line, "character": r.end.character}},
+                "paragraphs": self.paragraphs,
+                "quality": None if self.quality is None else round(self.quality, 2),
+                "venue": display_venue(self.venue) if self.venue else "",
+                "venue_style": None if self.venue_style is None else round(self.venue_style, 3),
+                "reads_like": display_venue(self.reads_like) if self.reads_like else "",
+                "reads_like_probability": None if self.reads_like_probability is None
+                else round(self.reads_like_probability, 3)}
+
+    def line(self) -> str:
+        """What the editor's code lens and `peerlint check` show."""
+        parts = []
+        if self.quality is not None:
+            parts.append(f"quality {self.quality:.1f}/10 (as formal as {round(100 * (self.quality - 1) / 9)}% of "
+                         "published abstracts)")
+        if self.venue and self.venue_style is not None:
+            parts.append(f"{display_venue(self.venue)} style: {_ordinal(round(100 * self.venue_style))} percentile "
+                         "of its papers")
+        if self.reads_like:
+            parts.append(f"reads most like {display_venue(self.reads_like)}")
+        return f"{self.section or 'Untitled'}: " + ("; ".join(parts) if parts else "no rating (no embedding heads)")
+
+
+def display_venue(name: str) -> str:
+    """'naacl' (as the index keeps venues) -> 'NAACL'."""
+    known = {v.lower(): v for v in STYLES.values()}
+    return known.get(name.lower(), name if not name.islower() else name.upper())
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _words(text: str) -> int:
+    return len(re.findall(r"[A-Za-z]{2,}", text))
+
+
+def sections_of(chunks: Sequence[Chunk]) -> list[list[Chunk]]:
+    """The prose chunks of each section, sections in reading order (a section's name once)."""
+    groups: dict[str, list[Chunk]] = {}
+    for c in chunks:
+        if (c.kind in PROSE_KINDS and _words(c.text) >= MIN_WORDS and not NOT_JUDGED.search(c.section or "")
+                and not prepare(c.text).skipped):
+            groups.setdefault(c.section, []).append(c)
+    return list(groups.values())
+
+
+def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[SectionSummary]:
+    """The summary of every section of `chunks` (empty without a retriever)."""
+    if retriever is None:
+        return []
+    groups = sections_of(chunks)
+    if not groups:
+        return []
+    index = retriever.index
+    flat = [c for g in groups for c in g]
+    vectors = np.asarray(retriever.vectors([c.text for c in flat], [c.hash for c in flat]), dtype=np.float32)
+    register = load_register_head()
+    register = register if register is not None and compatible(register.model_id, index) else None
+    venue_head = venue_head_for(index, cache_root()) if compatible(index.manifest.model_id, index) else None
+    column = venue_head.venue_index(venue) if venue_head is not None and venue else None
+    out, start = [], 0
+    for group in groups:
+        vecs = vectors[start:start + len(group)]
+        start += len(group)
+        mean = vecs.mean(axis=0)
+        mean = mean / (np.linalg.norm(mean) or 1.0)
+        quality = float(np.mean(register.rating(vecs))) if register is not None else None
+        style = reads = p_reads = None
+        if venue_head is not None:
+            probs = venue_head.probs(mean[None, :])[0]
+            best = int(np.argmax(probs))
+            reads, p_reads = venue_head.classes[best], float(probs[best])
+            if column is not None:
+                name = venue_head.classes[column]
+                style = float(venue_head.own[name].percentile(probs[column]))
+        first = group[0]
+        out.append(SectionSummary(first.section, first.uri, first.range, len(group), quality,
+                                  venue_head.classes[column] if column is not None else venue, style, reads or "",
+                                  p_reads))
+    return out
