@@ -17,22 +17,38 @@ Speed: FTS5 scores every document that matches any term, so a paragraph's 50 ter
 IDF (document frequency from the table's own vocabulary). Measured on ACM-CR (dev): BM25 R@50 at
 paper level 0.289 on the 97k-paper corpus against 0.318 with every term and 0.201 keeping the
 rarest terms instead; on a 12k sub-corpus 0.512, above every term's 0.491 (README "Retrieval").
+
+Postings: FTS5's `bm25()` still costs 130-150 ms a query at 97k papers, because it scores every
+matching row in SQL. So the same build also writes the table's postings as arrays beside
+`meta.sqlite` (`lexical-*`: vocabulary, per-term document ids and weighted term frequencies,
+document lengths; memory-mapped), and a query sums its terms' BM25 contributions with numpy.
+The table stays the source of truth: postings that are missing or do not match the table's row
+count (an index written by another version, an append in progress) mean FTS5 answers instead.
 """
 
 from __future__ import annotations
 
+import json
 import math
+from array import array
 import re
 import sqlite3
 import threading
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+import numpy as np
 
 from .entities import STOPWORDS, _stem
 
 TABLE = "lexical"
 TITLE_WEIGHT = 2.0  # BM25 weight of a title match relative to an abstract match (FTS5 column weights)
 MAX_TERMS = 24  # a query keeps this many distinct terms: those of the highest query-frequency x IDF
+POSTINGS = "lexical"  # the prefix of the postings files beside meta.sqlite
+K1, B = 1.2, 0.75  # FTS5's own BM25 constants
+MAX_POSTINGS = 150_000_000  # ~1.5M abstracts; beyond, FTS5 alone answers (see PostingsWriter)
 
 _MATH = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]", re.S)
 _COMMAND = re.compile(r"\\[A-Za-z@]+\*?|\\.")
@@ -48,12 +64,163 @@ def terms(text: str) -> list[str]:
 
 
 def write_table(db: sqlite3.Connection, rows: Iterable[tuple[int, str, str]]) -> None:
-    """Create and fill the BM25 table from (paper idx, title, abstract) rows, in the caller's transaction."""
+    """Create and fill the BM25 table from (paper idx, title, abstract) rows, in the caller's transaction,
+    and the postings arrays beside the database (when it is a file)."""
     db.execute(f"CREATE VIRTUAL TABLE {TABLE} USING fts5(title, abstract, content='', "
                "tokenize='unicode61 remove_diacritics 0')")
-    db.executemany(f"INSERT INTO {TABLE}(rowid, title, abstract) VALUES (?,?,?)",
-                   ((idx, " ".join(terms(title)), " ".join(terms(abstract))) for idx, title, abstract in rows))
+    postings = PostingsWriter()
+
+    def tokenised() -> Iterator[tuple[int, str, str]]:
+        for idx, title, abstract in rows:
+            title_terms, abstract_terms = terms(title), terms(abstract)
+            postings.add(idx, title_terms, abstract_terms)
+            yield idx, " ".join(title_terms), " ".join(abstract_terms)
+
+    db.executemany(f"INSERT INTO {TABLE}(rowid, title, abstract) VALUES (?,?,?)", tokenised())
     db.execute(f"INSERT INTO {TABLE}({TABLE}) VALUES ('optimize')")
+    folder = database_folder(db)
+    if folder is not None:
+        postings.write(folder)
+
+
+def database_folder(db: sqlite3.Connection) -> Path | None:
+    """The folder of the connection's main database file (None in memory)."""
+    row = next((r for r in db.execute("PRAGMA database_list") if r[1] == "main"), None)
+    return Path(row[2]).parent if row and row[2] else None
+
+
+class PostingsWriter:
+    """Collects (term, paper, weighted tf) while the table is filled; writes them as term-sorted arrays.
+    Past `MAX_POSTINGS` it gives up (12 bytes a posting while building) and FTS5 answers that index."""
+
+    def __init__(self) -> None:
+        self.term_ids: dict[str, int] = {}
+        self.terms, self.docs, self.tfs = array("i"), array("i"), array("f")
+        self.lengths: dict[int, float] = {}
+        self.full = False
+
+    def add(self, idx: int, title_terms: list[str], abstract_terms: list[str]) -> None:
+        if self.full:
+            return
+        tf = Counter({t: TITLE_WEIGHT * n for t, n in Counter(title_terms).items()})
+        tf.update(abstract_terms)
+        self.lengths[idx] = TITLE_WEIGHT * len(title_terms) + len(abstract_terms)
+        self.terms.extend(self.term_ids.setdefault(t, len(self.term_ids)) for t in tf)
+        self.docs.extend([idx] * len(tf))
+        self.tfs.extend(tf.values())
+        if len(self.docs) > MAX_POSTINGS:
+            self.full = True
+            self.terms, self.docs, self.tfs = array("i"), array("i"), array("f")
+
+    def write(self, folder: Path) -> None:
+        """The arrays as `lexical-*` files in `folder` (the build's), the info file last: it is what
+        `Postings.open` checks, so a half-written set is never read."""
+        info = folder / f"{POSTINGS}-info.json"
+        info.unlink(missing_ok=True)
+        if self.full:
+            return
+        term = np.frombuffer(self.terms, dtype=np.int32)
+        docs = np.frombuffer(self.docs, dtype=np.int32)
+        order = np.lexsort((docs, term))
+        counts = np.bincount(term, minlength=len(self.term_ids))
+        n = max(self.lengths, default=-1) + 1
+        lengths = np.zeros(n, dtype=np.float32)
+        lengths[list(self.lengths)] = list(self.lengths.values())
+        np.save(folder / f"{POSTINGS}-docs.npy", docs[order])
+        np.save(folder / f"{POSTINGS}-tf.npy", np.frombuffer(self.tfs, dtype=np.float32)[order])
+        np.save(folder / f"{POSTINGS}-indptr.npy", np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
+        np.save(folder / f"{POSTINGS}-lengths.npy", lengths)
+        (folder / f"{POSTINGS}-vocabulary.json").write_text(json.dumps(list(self.term_ids)), encoding="utf-8")
+        info.write_text(json.dumps({"papers": int(n), "k1": K1, "b": B, "title_weight": TITLE_WEIGHT}))
+
+
+class Postings:
+    """The postings arrays of one build, memory-mapped: BM25 of a query in a few milliseconds."""
+
+    def __init__(self, folder: Path):
+        def path(name: str) -> Path:
+            return folder / f"{POSTINGS}-{name}"
+
+        info = json.loads(path("info.json").read_text(encoding="utf-8"))
+        self.papers = int(info["papers"])
+        self.vocabulary = {t: i for i, t in enumerate(json.loads(path("vocabulary.json").read_text(encoding="utf-8")))}
+        self.docs = np.load(path("docs.npy"), mmap_mode="r")
+        self.tf = np.load(path("tf.npy"), mmap_mode="r")
+        self.indptr = np.load(path("indptr.npy"))
+        lengths = np.load(path("lengths.npy"))
+        self.norm = (K1 * (1 - B + B * lengths / max(float(lengths.mean()) if len(lengths) else 1.0, 1e-9))).astype(np.float32)
+
+    @classmethod
+    def open(cls, folder: Path, papers: int) -> "Postings | None":
+        """The postings in `folder` if they describe a table of `papers` rows, else None (FTS5 answers)."""
+        try:
+            postings = cls(folder)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return postings if postings.papers == papers else None
+
+    def df(self, term: str) -> int:
+        i = self.vocabulary.get(term)
+        return 0 if i is None else int(self.indptr[i + 1] - self.indptr[i])
+
+    def scores(self, kept: list[str]) -> np.ndarray:
+        """BM25 of every paper for the kept terms (0 where none occurs)."""
+        out = np.zeros(self.papers, dtype=np.float32)
+        for term in kept:
+            i = self.vocabulary[term]
+            a, b = int(self.indptr[i]), int(self.indptr[i + 1])
+            docs, tf = np.asarray(self.docs[a:b]), np.asarray(self.tf[a:b])
+            idf = math.log((self.papers - (b - a) + 0.5) / ((b - a) + 0.5) + 1.0)
+            out[docs] += idf * tf * (K1 + 1) / (tf + self.norm[docs])
+        return out
+
+
+class LexicalScores(Mapping):
+    """BM25 scores of the papers that match a query (paper idx -> score, higher is better), kept as an
+    array so that a corpus-wide result costs no Python dict."""
+
+    def __init__(self, scores: np.ndarray):
+        self.array = scores
+        self._matched: np.ndarray | None = None
+
+    @classmethod
+    def from_dict(cls, scores: Mapping[int, float], papers: int) -> "LexicalScores":
+        array = np.zeros(papers, dtype=np.float32)
+        if scores:
+            array[np.fromiter(scores.keys(), dtype=np.int64)] = np.fromiter(scores.values(), dtype=np.float32)
+        return cls(array)
+
+    @property
+    def matched(self) -> np.ndarray:
+        if self._matched is None:
+            self._matched = np.flatnonzero(self.array > 0)
+        return self._matched
+
+    def masked(self, mask: np.ndarray | None) -> "LexicalScores":
+        return self if mask is None else LexicalScores(np.where(mask[: len(self.array)], self.array, 0.0))
+
+    def top(self, k: int) -> list[tuple[int, float]]:
+        """The k best (paper idx, score), best first, ties by paper idx."""
+        matched = self.matched
+        if k <= 0 or not len(matched):
+            return []
+        values = self.array[matched]
+        if len(matched) > k:
+            cut = np.argpartition(-values, k - 1)[:k]
+            matched, values = matched[cut], values[cut]
+        order = np.lexsort((matched, -values))
+        return [(int(matched[i]), float(values[i])) for i in order]
+
+    def __getitem__(self, idx: int) -> float:
+        if 0 <= idx < len(self.array) and self.array[idx] > 0:
+            return float(self.array[idx])
+        raise KeyError(idx)
+
+    def __iter__(self) -> Iterator[int]:
+        return (int(i) for i in self.matched)
+
+    def __len__(self) -> int:
+        return len(self.matched)
 
 
 def has_table(db: sqlite3.Connection) -> bool:
@@ -61,32 +228,52 @@ def has_table(db: sqlite3.Connection) -> bool:
 
 
 class Lexical:
-    """BM25 queries over one open metadata database (read-only, shared by threads)."""
+    """BM25 queries over one open metadata database (read-only, shared by threads): from the build's
+    postings arrays when they match the table, else from FTS5."""
 
     def __init__(self, db: sqlite3.Connection, papers: int):
         self.db, self.papers = db, max(1, papers)
         self._lock = threading.Lock()
-        with self._lock:  # a temp table: the database itself stays read-only
-            db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{TABLE}_vocab USING fts5vocab(main, {TABLE}, row)")
+        folder = database_folder(db)
+        self.postings = Postings.open(folder, papers) if folder is not None else None
+        if self.postings is None:
+            with self._lock:  # a temp table: the database itself stays read-only
+                db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{TABLE}_vocab USING fts5vocab(main, {TABLE}, row)")
 
-    def match_expression(self, text: str) -> str | None:
-        """An FTS5 MATCH string ORing the text's `MAX_TERMS` best indexed terms; None when none is indexed."""
+    def kept_terms(self, text: str) -> list[str]:
+        """The text's `MAX_TERMS` indexed terms of the highest query-frequency x IDF."""
         tf = Counter(terms(text))
         wanted = list(tf)
         if not wanted:
-            return None
+            return []
         df: dict[str, int] = {}
-        for i in range(0, len(wanted), 500):
-            part = wanted[i : i + 500]
-            with self._lock:
-                df.update(self.db.execute(f"SELECT term, doc FROM temp.{TABLE}_vocab WHERE term IN "
-                                          f"({','.join('?' * len(part))})", part).fetchall())
+        if self.postings is not None:
+            df = {t: self.postings.df(t) for t in wanted}
+        else:
+            for i in range(0, len(wanted), 500):
+                part = wanted[i : i + 500]
+                with self._lock:
+                    df.update(self.db.execute(f"SELECT term, doc FROM temp.{TABLE}_vocab WHERE term IN "
+                                              f"({','.join('?' * len(part))})", part).fetchall())
         weight = {t: tf[t] * math.log(self.papers / df[t]) for t in wanted if df.get(t)}
-        kept = sorted(weight, key=lambda t: -weight[t])[:MAX_TERMS]  # stable: ties keep the text's order
+        return sorted(weight, key=lambda t: -weight[t])[:MAX_TERMS]  # stable: ties keep the text's order
+
+    def match_expression(self, text: str) -> str | None:
+        """An FTS5 MATCH string ORing the text's kept terms; None when none is indexed."""
+        kept = self.kept_terms(text)
         return " OR ".join(f'"{t}"' for t in kept) if kept else None  # terms hold no double quote
 
+    def query(self, text: str) -> LexicalScores | None:
+        """BM25 of every paper for the words of `text`; None when none of them is indexed."""
+        kept = self.kept_terms(text)
+        if not kept:
+            return None
+        if self.postings is not None:
+            return LexicalScores(self.postings.scores(kept))
+        return LexicalScores.from_dict(self.scores(" OR ".join(f'"{t}"' for t in kept)), self.papers)
+
     def scores(self, match: str) -> dict[int, float]:
-        """BM25 score (higher is better) of every paper that matches the expression.
+        """BM25 score (higher is better) of every paper that matches the FTS5 expression.
 
         One pass over the matches: FTS5 scores all of them for any ranking anyway, and asking for given
         rowids (`rowid IN (...)`) costs more than this whole pass."""

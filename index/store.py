@@ -15,7 +15,6 @@ halfway leaves the previous index untouched and readable.
 
 from __future__ import annotations
 
-import heapq
 import json
 import os
 import re
@@ -271,24 +270,18 @@ class VectorIndex:
                 return self._exact(query, k, mask)
             fetch = min(n_chunks, fetch * 4)
 
-    def lexical_scores(self, text: str, flt: SearchFilter | None = None) -> dict[int, float]:
+    def lexical_scores(self, text: str, flt: SearchFilter | None = None) -> lexical.LexicalScores:
         """BM25 score of every paper the filter allows that matches a word of `text`, by paper idx.
 
         Empty when the text has no content words (empty, pure math) or the index has no BM25 table."""
-        if self._lexical is None:
-            return {}
-        match = self._lexical.match_expression(text)
-        if match is None:
-            return {}
-        scores = self._lexical.scores(match)
-        mask = self.allowed_mask(flt)
-        return scores if mask is None else {p: s for p, s in scores.items() if mask[p]}
+        scores = self._lexical.query(text) if self._lexical is not None else None
+        if scores is None:
+            return lexical.LexicalScores(np.zeros(0, dtype=np.float32))
+        return scores.masked(self.allowed_mask(flt))
 
     def lexical_search(self, text: str, k: int = 10, flt: SearchFilter | None = None) -> list[tuple[int, float]]:
         """Top-k (paper idx, BM25 score) for the words of `text`, honouring the filter."""
-        if k <= 0:
-            return []
-        return heapq.nsmallest(k, self.lexical_scores(text, flt).items(), key=lambda ps: (-ps[1], ps[0]))
+        return self.lexical_scores(text, flt).top(k)
 
     def best_chunks(self, query: np.ndarray, papers: Sequence[int]) -> dict[int, tuple[float, int]]:
         """Exact cosine of each paper's best chunk with the query, and that chunk's key: what dense search reports."""

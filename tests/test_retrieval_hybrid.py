@@ -263,3 +263,40 @@ def test_dense_retrieval_paragraph_is_no_longer_told_to_cite_unrelated_papers(ve
         found[mode] = [j for j in result.judgments if j.code == "missing-related-work" and "Dual encoders" in j.chunk.text]
     assert found["hybrid"] == []
     assert found["dense"] and not any(h["title"].startswith(ROCKETQA) for h in found["dense"][0].evidence["uncited"])
+
+
+# -- BM25 from the build's postings arrays ------------------------------------------------------
+
+def test_postings_answer_as_fts5_does_and_fall_back_when_they_do_not_match(tmp_path):
+    """The build writes its BM25 postings beside meta.sqlite; queries read them (numpy) and rank as FTS5
+    does; postings that do not describe the table (another row count, damaged files) are not used."""
+    from peerlint.benchmarks.related.placeholder import PlaceholderEmbedder
+    from peerlint.index.build import build_index
+    from peerlint.index.store import current_build
+
+    from conftest import sample_papers
+
+    papers = sample_papers()[:600]
+    build_index(papers, tmp_path / "idx", embedder=PlaceholderEmbedder(), show_progress=False)
+    index = open_index(tmp_path / "idx", PlaceholderEmbedder())
+    assert index._lexical.postings is not None and index._lexical.postings.papers == 600
+    queries = [p.abstract for p in papers[::60]] + ["dual encoders", '"NEAR(a* -b) OR', "$x^2$", ""]
+    fts = lexical.Lexical.__new__(lexical.Lexical)
+    fts.db, fts.papers, fts._lock, fts.postings = index._lexical.db, 600, index._lexical._lock, None
+    fts.db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{lexical.TABLE}_vocab USING fts5vocab(main, "
+                   f"{lexical.TABLE}, row)")
+    for q in queries:
+        mine = index.lexical_search(q, 10)
+        theirs = fts.query(q).top(10) if fts.query(q) is not None else []
+        assert (mine == []) == (theirs == []), q
+        if theirs:
+            shared = {p for p, _ in mine} & {p for p, _ in theirs}
+            assert mine[0][0] == theirs[0][0] and len(shared) >= 0.8 * len(theirs), q
+    assert index.lexical_scores("dual encoders", SearchFilter(venues=frozenset({"no such venue"}))) == {}
+    build = current_build(tmp_path / "idx")
+    info = build / f"{lexical.POSTINGS}-info.json"
+    info.write_text(json.dumps({**json.loads(info.read_text()), "papers": 599}))  # another table's postings
+    assert open_index(tmp_path / "idx", PlaceholderEmbedder())._lexical.postings is None
+    info.write_text("{not json")
+    reopened = open_index(tmp_path / "idx", PlaceholderEmbedder())
+    assert reopened._lexical.postings is None and reopened.lexical_search(papers[0].abstract, 3)[0][0] == 0

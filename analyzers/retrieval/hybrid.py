@@ -107,7 +107,7 @@ def search(index, vector: np.ndarray, text: str, k: int, flt: SearchFilter | Non
         return index.search_vector(vector, k, flt)
     depth = max(k, fusion.candidates)
     dense = [index.id_to_idx[h.paper.id] for h in index.search_vector(vector, depth, flt)]
-    lexical_ids = sorted(bm25, key=lambda p: (-bm25[p], p))[:depth]
+    lexical_ids = [p for p, _ in bm25.top(depth)]
     pool = list(dict.fromkeys(dense + lexical_ids))
     best = index.best_chunks(vector, pool)
     if fusion.method == "rrf":
