@@ -28,7 +28,7 @@ export interface ServerClient {
   start(): Promise<void>;
   stop(): Promise<void>;
   isRunning(): boolean;
-  sendRequest<R>(method: string, params: unknown): Promise<R>;
+  sendRequest<R>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R>;
   sendNotification(method: string, params: unknown): Promise<void>;
 }
 
@@ -247,7 +247,7 @@ export class Controller implements vscode.Disposable {
 
   // -- talking to the server ---------------------------------------------------------------
   /** Run a server command; undefined (after telling the user why) when it cannot run. */
-  async executeServer<R>(command: string, args: unknown[] = []): Promise<R | undefined> {
+  async executeServer<R>(command: string, args: unknown[] = [], token?: vscode.CancellationToken): Promise<R | undefined> {
     if (!this.client || !this.client.isRunning()) {
       const why =
         this.state === 'not-found'
@@ -259,8 +259,11 @@ export class Controller implements vscode.Disposable {
       return undefined;
     }
     try {
-      return await this.client.sendRequest<R>('workspace/executeCommand', { command, arguments: args });
+      return await this.client.sendRequest<R>('workspace/executeCommand', { command, arguments: args }, token);
     } catch (err) {
+      if (token?.isCancellationRequested) {
+        return undefined;
+      }
       void vscode.window.showErrorMessage(`peerlint: ${command} failed: ${errorText(err)}`);
       return undefined;
     }
@@ -275,14 +278,28 @@ export class Controller implements vscode.Disposable {
     return whereOf(editor);
   }
 
-  /** Run a palette command on the paragraph, selection or list at the cursor and present its answer. */
-  private async atCursor(palette: keyof typeof PALETTE_COMMANDS,
+  /** Run a palette command on the paragraph, selection or list at the cursor and present its answer.
+   * With a `title` it runs under a notification with a Cancel button: an LLM check can take a minute
+   * on a CPU, and cancelling frees the editor at once (the request is cancelled; a late answer is dropped). */
+  private async atCursor(palette: keyof typeof PALETTE_COMMANDS, title: string | undefined,
                          present: (result: unknown) => unknown): Promise<unknown> {
     const where = this.activeWhere();
     if (!where) {
       return undefined;
     }
-    const result = await this.executeServer(PALETTE_COMMANDS[palette], [where]);
+    const result = title === undefined ? await this.executeServer(PALETTE_COMMANDS[palette], [where]) : await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+      (_progress, token) => new Promise<unknown>((resolve) => {
+        token.onCancellationRequested(() => {
+          void vscode.window.showInformationMessage(`${title}: cancelled.`);
+          resolve(undefined);
+        });
+        this.executeServer(PALETTE_COMMANDS[palette], [where], token).then(
+          (answer) => resolve(token.isCancellationRequested ? undefined : answer),
+          () => resolve(undefined),
+        );
+      }),
+    );
     if (result !== undefined) {
       await present(result);
     }
@@ -290,15 +307,15 @@ export class Controller implements vscode.Disposable {
   }
 
   checkNovelty(): Promise<unknown> {
-    return this.atCursor('peerlint.checkNoveltyOfSelection', presentNovelty);
+    return this.atCursor('peerlint.checkNoveltyOfSelection', 'peerlint: checking novelty', presentNovelty);
   }
 
   rankContributions(): Promise<unknown> {
-    return this.atCursor('peerlint.rankContributionsAtCursor', (result) => presentRanking(result, this.output));
+    return this.atCursor('peerlint.rankContributionsAtCursor', 'peerlint: ranking contributions', (result) => presentRanking(result, this.output));
   }
 
   showRelatedWork(): Promise<unknown> {
-    return this.atCursor('peerlint.showRelatedWork', presentRelated);
+    return this.atCursor('peerlint.showRelatedWork', undefined, presentRelated);
   }
 
   async rebuildIndex(): Promise<unknown> {

@@ -28,9 +28,16 @@ class FakeClient implements ServerClient {
   isRunning(): boolean {
     return this.running;
   }
-  sendRequest<R>(method: string, params: unknown): Promise<R> {
+  /** Commands named in `hang` never answer (a long LLM check), unless their token is cancelled. */
+  hang = new Set<string>();
+  tokens: ({ isCancellationRequested: boolean } | undefined)[] = [];
+  sendRequest<R>(method: string, params: unknown, token?: { isCancellationRequested: boolean }): Promise<R> {
     const p = params as { command?: string; arguments?: unknown[] };
     this.requests.push({ method, params: p });
+    this.tokens.push(token);
+    if (p.command && this.hang.has(p.command)) {
+      return new Promise<R>(() => undefined);
+    }
     return Promise.resolve(this.answers[p.command ?? method] as R);
   }
   sendNotification(method: string, params: unknown): Promise<void> {
@@ -193,6 +200,25 @@ describe('controller: server lifecycle and command wiring', () => {
       { uri: 'file:///paper/draft.tex', line: 12, character: 4, end: { line: 14, character: 0 } },
     ]);
     assert.deepStrictEqual(vscode.recorded.messages.map((m) => m.text), ['peerlint: Close to 3 papers of 2019-2020.']);
+  });
+
+  it('Check novelty runs under a cancellable notification; Cancel frees the command at once', async () => {
+    await make().start();
+    clients[0].hang.add('peerlint.checkNovelty');
+    vscode.window.activeTextEditor = vscode.latexEditor('file:///paper/draft.tex', 12, 4, 'latex');
+    const running = vscode.commands.executeCommand('peerlint.checkNoveltyOfSelection');
+    await flush();
+    assert.deepStrictEqual(vscode.recorded.progress.map((p) => [p.options.title, p.options.cancellable, p.options.location]),
+      [['peerlint: checking novelty', true, vscode.ProgressLocation.Notification]]);
+    const token = clients[0].tokens[clients[0].requests.findIndex((r) => r.params.command === 'peerlint.checkNovelty')];
+    assert.ok(token && !token.isCancellationRequested, 'the request carries the notification\'s cancellation token');
+    vscode.recorded.progress[0].source.cancel();
+    assert.strictEqual(await running, undefined);
+    assert.ok(token.isCancellationRequested);
+    assert.deepStrictEqual(vscode.recorded.messages.map((m) => m.text), ['peerlint: checking novelty: cancelled.']);
+    clients[0].hang.clear();
+    await vscode.commands.executeCommand('peerlint.checkNoveltyOfSelection');
+    assert.deepStrictEqual(vscode.recorded.messages.map((m) => m.text).slice(-1), ['peerlint: Close to 3 papers of 2019-2020.']);
   });
 
   it('Rank contributions sends the cursor and writes the ranking to the output channel', async () => {

@@ -12,6 +12,7 @@ export const recorded = {
   opened: [] as string[],
   clipboard: [] as string[],
   executed: [] as { command: string; args: unknown[] }[],
+  progress: [] as { options: { title?: string; cancellable?: boolean; location?: number }; source: CancellationTokenSource }[],
 };
 
 /** Scripted answers: the button clicked for the next message, the item picked in QuickPicks. */
@@ -30,6 +31,7 @@ export function reset(): void {
   recorded.opened.length = 0;
   recorded.clipboard.length = 0;
   recorded.executed.length = 0;
+  recorded.progress.length = 0;
   answers.message = undefined;
   answers.quickPick = (items) => items[0];
   for (const k of Object.keys(userSettings)) {
@@ -126,13 +128,26 @@ export class Diagnostic {
   ) {}
 }
 
+export enum ProgressLocation {
+  SourceControl = 1,
+  Window = 10,
+  Notification = 15,
+}
+
 export class CancellationTokenSource {
+  private listeners: (() => unknown)[] = [];
   readonly token = {
     isCancellationRequested: false,
-    onCancellationRequested: (): Disposable => new Disposable(),
+    onCancellationRequested: (l: () => unknown): Disposable => {
+      this.listeners.push(l);
+      return new Disposable();
+    },
   };
   cancel(): void {
-    this.token.isCancellationRequested = true;
+    if (!this.token.isCancellationRequested) {
+      this.token.isCancellationRequested = true;
+      this.listeners.forEach((l) => l());
+    }
   }
   dispose(): void {}
 }
@@ -228,6 +243,13 @@ export const window = {
   showErrorMessage: message('error'),
   showWarningMessage: message('warning'),
   showInformationMessage: message('info'),
+  /** Runs the task at once; recorded.progress holds its options and the token source a test may cancel. */
+  withProgress<R>(options: { title?: string; cancellable?: boolean; location?: number },
+                  task: (progress: { report(v: unknown): void }, token: CancellationTokenSource['token']) => Promise<R>): Promise<R> {
+    const source = new CancellationTokenSource();
+    recorded.progress.push({ options, source });
+    return task({ report: () => undefined }, source.token);
+  },
   showQuickPick(items: unknown[], options: unknown): Promise<unknown> {
     recorded.quickPicks.push({ items, options });
     return Promise.resolve(answers.quickPick(items));
