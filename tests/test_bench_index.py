@@ -18,7 +18,8 @@ def test_bench_index_tiny(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("PEERLINT_CACHE_DIR", str(tmp_path / "cache"))  # the kept corpus index goes here
     out = tmp_path / "results"
     args = build_parser().parse_args(["bench", "index", "--corpus", str(corpus), "--docs", "40", "--synthetic", "5000",
-                                      "--queries", "50", "--routes", "torch,no-such-route", "--out", str(out)])
+                                      "--queries", "50", "--routes", "torch,no-such-route", "--acm-sample", "0",
+                                      "--out", str(out)])
     assert run(args) == 0
 
     [path] = list(out.glob("bench-index-*.json"))
@@ -34,6 +35,9 @@ def test_bench_index_tiny(tmp_path, monkeypatch, capsys):
     assert torch_route["ratio_vs_loop"] > 0 and torch_route["docs_per_s"] > 0 and torch_route["index_bytes"] > 0
     assert 0.5 <= torch_route["title_hit_at_10"] <= 1  # titles find their own paper among 40
     assert torch_route["overlap_at_10_vs_torch"] == 1.0
+    assert torch_route["r50_loss_vs_torch"] is None and torch_route["acm"] is None  # --acm-sample 0
+    assert isinstance(torch_route["meets_default_rule"], bool)
+    assert torch_route["cold_query_seconds"] > 0 and torch_route["build_cpu_seconds"] > 0
     assert missing == {"route": "no-such-route", "available": False, "reason": missing["reason"]}
     assert "unknown embedding route" in missing["reason"]
 

@@ -5,8 +5,11 @@ One run measures, on the same documents:
    `encode(all, batch_size=32)`;
 2. for each embedding route, `build_index` docs/s with a cold embedding cache (so it measures
    chunking + embedding + writing, not the cache), its ratio to both baselines, the index size, and
-   what the route costs in retrieval: hit@10 of a paper for its own title, and overlap@10 of its
-   neighbour lists with the torch route's for held-out abstracts;
+   what the route costs in retrieval: hit@10 of a paper for its own title, overlap@10 of its
+   neighbour lists with the torch route's for held-out abstracts, dense R@50 on an ACM-CR
+   sub-corpus (acm_recall.py), and its cold start (a fresh process embedding one query), which
+   is what `peerlint search` waits for; a route "meets the default rule" at >= 2.5x the loop with
+   overlap@10 >= 0.95 and R@50 loss <= 0.01;
 3. search over the real corpus index (torch route; its embedding cache is kept under
    ~/.cache/peerlint/bench so only the first run embeds the corpus): p50/p99 latency of
    `VectorIndex.search_vector` and recall@10 against `exact=True`;
@@ -91,7 +94,25 @@ def _top_ids(index, vectors: np.ndarray, k: int = 10) -> list[list[str]]:
     return [[h.paper.id for h in index.search_vector(v, k)] for v in vectors]
 
 
-def measure_route(route: str, docs, title_queries, held_out, baselines: dict, work: Path) -> dict[str, Any]:
+DEFAULT_RULE = {"ratio_vs_loop": 2.5, "overlap_at_10": 0.95, "r50_loss": 0.01}  # issue 22, item 6
+
+
+def cold_query_seconds(route: str) -> float | None:
+    """Wall seconds of a fresh process that imports peerlint, loads `route` and embeds one query."""
+    import subprocess
+
+    code = ("import time; t0 = time.perf_counter(); from peerlint.index.embedding.embedder import Embedder; "
+            f"Embedder({route!r}).encode(['dense passage retrieval with hard negatives']); "
+            "print(time.perf_counter() - t0)")
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=True)
+        return round(float(out.stdout.strip().splitlines()[-1]), 2)
+    except (subprocess.SubprocessError, ValueError, IndexError):
+        return None
+
+
+def measure_route(route: str, docs, title_queries, held_out, baselines: dict, work: Path,
+                  acm=None) -> dict[str, Any]:
     """Cold build of `docs` with one route, then what the route costs in retrieval."""
     from ...index.build import build_index
     from ...index.embedding.embedder import Embedder
@@ -108,7 +129,9 @@ def measure_route(route: str, docs, title_queries, held_out, baselines: dict, wo
         return {"route": route, "available": False, "reason": f"{type(exc).__name__}: {reason}"}
     root = work / f"route-{route}"
     shutil.rmtree(root, ignore_errors=True)
+    cpu0 = time.process_time()
     report = build_index(docs, root, embedder, sources=["bench"], show_progress=False, shipped_vectors=False)
+    cpu_s = time.process_time() - cpu0
     docs_per_s = len(docs) / report.seconds
     _log(f"route {route}: {docs_per_s:.1f} docs/s ({report.chunks} chunks in {report.seconds:.1f} s, "
          f"{report.embed_seconds:.1f} s embedding)")
@@ -122,11 +145,21 @@ def measure_route(route: str, docs, title_queries, held_out, baselines: dict, wo
     finally:
         index.close()
     shutil.rmtree(root, ignore_errors=True)
+    acm_result = None
+    if acm is not None:
+        from .acm_recall import recall_at_50
+
+        acm_result = recall_at_50(embedder.encode, acm)
+        _log(f"route {route}: ACM-CR R@50 paper {acm_result['paper']['recall_at_50']}, "
+             f"context {acm_result['context']['recall_at_50']}")
+    cold = cold_query_seconds(route)
+    _log(f"route {route}: cold query {cold} s")
     return {
         "route": route, "available": True, "model_id": embedder.model_id, "load_seconds": round(load_s, 2),
         "docs": len(docs), "chunks": report.chunks, "embedded": report.embedded,
         "build_seconds": round(report.seconds, 3), "embed_seconds": round(report.embed_seconds, 3),
-        "docs_per_s": round(docs_per_s, 2),
+        "build_cpu_seconds": round(cpu_s, 2), "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "docs_per_s": round(docs_per_s, 2), "cold_query_seconds": cold, "acm": acm_result,
         "ratio_vs_loop": round(docs_per_s / baselines["loop"]["docs_per_s"], 3),
         "ratio_vs_batch32": round(docs_per_s / baselines["batch32"]["docs_per_s"], 3),
         "index_bytes": size,
@@ -137,7 +170,10 @@ def measure_route(route: str, docs, title_queries, held_out, baselines: dict, wo
 
 
 def add_overlap(routes: list[dict[str, Any]]) -> None:
-    """overlap@10 of each route's held-out neighbour lists with the torch route's."""
+    """overlap@10 of each route's held-out neighbour lists with the torch route's, its ACM-CR R@50
+    loss against torch, and whether it meets the rule for becoming the default route."""
+    from .acm_recall import loss_vs
+
     reference = next((r for r in routes if r.get("route") == "torch" and r.get("available")), None)
     ref_ids = reference.get("_held_out_ids") if reference else None
     for r in routes:
@@ -149,6 +185,11 @@ def add_overlap(routes: list[dict[str, Any]]) -> None:
             continue
         pairs = [len(set(a) & set(b)) / max(1, len(b)) for a, b in zip(mine, ref_ids)]
         r["overlap_at_10_vs_torch"] = round(float(np.mean(pairs)), 4)
+        r["r50_loss_vs_torch"] = loss_vs(reference.get("acm"), r.get("acm"))
+        r["meets_default_rule"] = bool(
+            r["ratio_vs_loop"] >= DEFAULT_RULE["ratio_vs_loop"]
+            and r["overlap_at_10_vs_torch"] >= DEFAULT_RULE["overlap_at_10"]
+            and (r["r50_loss_vs_torch"] is None or r["r50_loss_vs_torch"] <= DEFAULT_RULE["r50_loss"]))
 
 
 # -- 3. search on the real corpus ---------------------------------------------------------------
@@ -302,17 +343,20 @@ def measure_synthetic(n: int, n_queries: int, rng: np.random.Generator, work: Pa
 
 def _route_rows(routes: list[dict[str, Any]], baselines: dict) -> list[list[Any]]:
     rows: list[list[Any]] = [
-        ["plain loop (encode 1 doc)", baselines["loop"]["docs_per_s"], 1.0, None, None, None, None, None],
+        ["plain loop (encode 1 doc)", baselines["loop"]["docs_per_s"], 1.0, None] + [None] * 8,
         ["plain encode(batch_size=32)", baselines["batch32"]["docs_per_s"],
-         round(baselines["batch32"]["docs_per_s"] / baselines["loop"]["docs_per_s"], 2), None, None, None, None, None],
+         round(baselines["batch32"]["docs_per_s"] / baselines["loop"]["docs_per_s"], 2)] + [None] * 9,
     ]
     for r in routes:
         if not r["available"]:
-            rows.append([f"build_index {r['route']}: unavailable: {r['reason']}"] + [None] * 7)
+            rows.append([f"build_index {r['route']}: unavailable: {r['reason']}"] + [None] * 11)
             continue
+        acm = r.get("acm") or {}
         rows.append([f"build_index {r['route']}", r["docs_per_s"], r["ratio_vs_loop"], r["ratio_vs_batch32"],
-                     round(r["index_bytes"] / 1e6, 2), r["title_hit_at_10"], r["title_mrr_at_10"],
-                     r["overlap_at_10_vs_torch"]])
+                     r["build_cpu_seconds"], r["title_hit_at_10"], r["title_mrr_at_10"],
+                     r["overlap_at_10_vs_torch"], (acm.get("paper") or {}).get("recall_at_50"),
+                     (acm.get("context") or {}).get("recall_at_50"), r["cold_query_seconds"],
+                     "yes" if r.get("meets_default_rule") else "no"])
     return rows
 
 
@@ -320,7 +364,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of this benchmark (called while the CLI parser is built: keep imports light)."""
     parser.add_argument("--corpus", nargs="+", type=Path, default=None, help="corpus (default: the shipped proceedings)")
     parser.add_argument("--docs", type=int, default=2000, help="documents for the speed comparison (default: 2000)")
-    parser.add_argument("--routes", default="torch,onnx-int8,static", help="embedding routes to compare")
+    parser.add_argument("--routes", default="torch,bf16,onnx,onnx-int8,static", help="embedding routes to compare")
+    parser.add_argument("--acm-sample", type=int, default=3000,
+                        help="papers of the ACM-CR sub-corpus each route's R@50 is measured on (0: skip)")
     parser.add_argument("--synthetic", type=int, default=1_000_000, help="synthetic vectors for the scale test (0: skip)")
     parser.add_argument("--queries", type=int, default=1000, help="search queries per measurement")
     parser.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON result")
@@ -355,7 +401,14 @@ def run(args) -> int:
         work = Path(tmp)
         baselines = measure_baselines([p.text for p in docs])
         _rss("baselines", memory)
-        route_results = [measure_route(r, docs, title_queries, held_out, baselines, work) for r in routes]
+        acm = None
+        if args.acm_sample:
+            from ..related.truth import ACM_DIR
+            from .acm_recall import describe, load_acm
+
+            acm = load_acm(ACM_DIR, args.acm_sample)
+            _log(describe(acm))
+        route_results = [measure_route(r, docs, title_queries, held_out, baselines, work, acm) for r in routes]
         add_overlap(route_results)
         _rss("routes", memory)
 
@@ -375,7 +428,9 @@ def run(args) -> int:
     payload = {
         "dataset": {"corpus": sources, "papers": len(papers), "docs": len(docs), "held_out": len(held_out),
                     "title_queries": len(title_queries), "shuffle_seed": 0},
-        "options": {"docs": args.docs, "routes": routes, "synthetic": args.synthetic, "queries": args.queries},
+        "options": {"docs": args.docs, "routes": routes, "synthetic": args.synthetic, "queries": args.queries,
+                    "acm_sample": args.acm_sample},
+        "default_rule": DEFAULT_RULE,
         "baselines": baselines, "routes": route_results, "corpus_search": corpus, "synthetic": synthetic,
         "memory": memory, "peak_rss_mb": peak_rss_mb(), "load_average_at_start": load_at_start, "seconds": round(time.perf_counter() - started, 1),
         "targets": {"build_ratio_vs_loop": 3.0, "search_p50_ms_at_100k": 1.0, "recall_at_10": 0.99,
@@ -396,8 +451,9 @@ def _print_report(payload: dict[str, Any], path: Path, threads: int) -> None:
     print(f"peerlint bench index — {docs} documents from {', '.join(Path(s).name for s in sources)}, "
           f"{threads} threads, load average at start {load_at_start}")
     print_table(_route_rows(route_results, baselines),
-                ["embedding (same documents)", "docs/s", "x loop", "x batch32", "index MB", "title hit@10",
-                 "title MRR", "overlap@10 vs torch"], title="Build speed and retrieval quality")
+                ["embedding (same documents)", "docs/s", "x loop", "x batch32", "CPU s", "title hit@10",
+                 "title MRR", "overlap@10 vs torch", "ACM R@50 paper", "ACM R@50 ctx", "cold query s",
+                 "default rule"], title="Build speed and retrieval quality")
     search_rows = [[f"corpus ({corpus['vectors']:,} chunks of {corpus['papers']:,} papers)", corpus["vectors"],
                     corpus["search"]["p50_ms"], corpus["search"]["p99_ms"], corpus["exact"]["p50_ms"],
                     corpus["recall_at_10"], round(corpus["hnsw_bytes"] / 1e6, 1), None]]

@@ -19,8 +19,9 @@ def register(sub) -> None:
     build.add_argument("--corpus", nargs="+", type=Path, default=None,
                        help="JSONL/CSV/BibTeX files, dumps (arXiv, OpenAlex, S2) or folders (default: the shipped proceedings)")
     index_arg(build)
-    build.add_argument("--route", choices=("torch", "onnx-int8", "static"), default="torch",
-                       help="embedding route (default: torch; see `peerlint bench index`)")
+    build.add_argument("--route", choices=("torch", "bf16", "onnx", "onnx-int8", "static"), default="torch",
+                       help="embedding route (default: torch; onnx and onnx-int8 need "
+                            "`pip install 'peerlint[fast]'`; see `peerlint bench index`)")
     build.add_argument("--where", action="append", default=[], metavar="KEY=VALUE",
                        help="keep only papers with category=PREFIX, venue=NAME, since=DATE or until=DATE (repeatable)")
     build.add_argument("--limit", type=int, default=None, help="index only the first N papers (for trials)")

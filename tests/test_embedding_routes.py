@@ -1,0 +1,64 @@
+"""The faster embedding routes stand in for the torch route: same texts, (nearly) the same vectors."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from peerlint.index.embedding.embedder import ROUTES, Embedder, EmbeddingError, query_route
+from peerlint.index.ingest.load import default_corpus_path, load_papers
+
+ONNX = importlib.util.find_spec("onnxruntime") is not None and importlib.util.find_spec("onnx") is not None
+
+
+@pytest.fixture(scope="module")
+def texts() -> list[str]:
+    """20 real abstracts of the shipped corpus, of mixed lengths (some past the model's 256 tokens)."""
+    papers = load_papers([default_corpus_path()], warn=lambda m: None)
+    return [p.text for p in papers[::800][:20]]
+
+
+@pytest.fixture(scope="module")
+def reference(texts) -> np.ndarray:
+    return Embedder("torch").encode(texts)
+
+
+def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a * b).sum(axis=1)
+
+
+def test_unknown_route_names_the_choices():
+    with pytest.raises(EmbeddingError, match="choose one of torch, bf16, onnx, onnx-int8, static"):
+        Embedder("fp8")
+
+
+def test_bf16_agrees_with_torch_and_is_its_own_vector_space(texts, reference):
+    bf16 = Embedder("bf16")
+    vectors = bf16.encode(texts)
+    assert vectors.dtype == np.float32 and vectors.shape == reference.shape
+    assert _cosines(vectors, reference).min() >= 0.999
+    assert bf16.model_id == "all-MiniLM-L6-v2@bf16"  # never mixed with torch vectors in a cache
+
+
+@pytest.mark.skipif(not ONNX, reason="needs `pip install 'peerlint[fast]'`")
+def test_onnx_routes_agree_with_torch_and_exact_one_shares_its_id(texts, reference, tmp_path, monkeypatch):
+    monkeypatch.setenv("PEERLINT_CACHE_DIR", str(tmp_path))
+    assert query_route("all-MiniLM-L6-v2@torch") == "torch"  # no export yet: the index's own route
+    exact = Embedder("onnx")
+    assert _cosines(exact.encode(texts), reference).min() >= 0.9999
+    assert exact.model_id == Embedder("torch").model_id  # the shipped vectors serve it
+    assert query_route("all-MiniLM-L6-v2@torch") == "onnx"
+    assert query_route("all-MiniLM-L6-v2@bf16") == "bf16"
+    int8 = Embedder("onnx-int8")
+    assert _cosines(int8.encode(texts), reference).min() >= 0.97
+    assert int8.model_id == "all-MiniLM-L6-v2@onnx-int8"
+
+
+def test_every_route_is_offered_by_the_index_command():
+    from peerlint.server.cli import build_parser
+
+    parser = build_parser()
+    for route in ROUTES:
+        assert parser.parse_args(["index", "build", "--route", route]).route == route
