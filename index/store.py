@@ -33,6 +33,11 @@ from .papers import Hit, Paper, SearchFilter
 # (`VectorIndex.lexical_problem` says so and names the rebuild) and hybrid search falls back to dense.
 MANIFEST_VERSION = 2
 HNSW = {"connectivity": 16, "expansion_add": 128, "expansion_search": 96}
+# From this many vectors on, the graph stores int8 scalars and is built with a narrower beam: half the
+# graph's bytes and ~2x faster to build (3M vectors on 2 cores), at no recall cost because every
+# search re-ranks its candidates exactly against vectors.npy (float16). See docs/scale.md.
+LARGE_INDEX_VECTORS = 1_000_000
+HNSW_LARGE = {"dtype": "i8", "expansion_add": 64}
 EXACT_FRACTION = 0.1  # below this share of allowed papers, search the subset exactly
 
 
@@ -262,8 +267,10 @@ class VectorIndex:
             return self._exact(query, k, mask)
         fetch = min(n_chunks, max(4 * k, 32))
         while True:
-            matches = self._hnsw.search(query, fetch)
-            hits = self._collect(matches.keys, 1.0 - matches.distances, k, mask)
+            keys = np.sort(np.asarray(self._hnsw.search(query, fetch).keys, dtype=np.int64))  # sorted: mmap order
+            sims = np.asarray(self.vectors[keys], dtype=np.float32) @ query  # exact re-rank of the candidates
+            order = np.argsort(-sims, kind="stable")
+            hits = self._collect(keys[order], sims[order], k, mask)
             if len(hits) >= k or fetch >= n_chunks:
                 return hits
             if fetch >= 4096:
@@ -343,16 +350,22 @@ def open_index(root: Path | str, embedder=None) -> VectorIndex:
     return VectorIndex(Path(root), embedder)
 
 
+def new_graph(dim: int, vectors: int):
+    """An empty HNSW graph with the settings for an index of `vectors` vectors (int8 from LARGE_INDEX_VECTORS on)."""
+    from usearch.index import Index
+
+    settings = HNSW | (HNSW_LARGE if vectors >= LARGE_INDEX_VECTORS else {"dtype": "f16"})
+    return Index(ndim=dim, metric="cos", dtype=settings["dtype"], connectivity=settings["connectivity"],
+                 expansion_add=settings["expansion_add"], expansion_search=settings["expansion_search"])
+
+
 def write_build(build: Path, papers: Sequence[Paper], content_hashes: Sequence[str],
                 chunk_rows: Sequence[tuple[int, int, int, str]], vectors: np.ndarray, manifest: Manifest,
                 progress=None) -> None:
     """Write one complete build directory; the caller makes it live only after this returns."""
-    from usearch.index import Index
-
     build.mkdir(parents=True)
-    np.save(build / "vectors.npy", vectors.astype(np.float16))
-    hnsw = Index(ndim=manifest.dim, metric="cos", dtype="f16", connectivity=HNSW["connectivity"],
-                 expansion_add=HNSW["expansion_add"], expansion_search=HNSW["expansion_search"])
+    np.save(build / "vectors.npy", np.asarray(vectors, dtype=np.float16))
+    hnsw = new_graph(manifest.dim, len(vectors))
     if len(vectors):
         hnsw.add(np.arange(len(vectors), dtype=np.uint64), vectors, progress=progress)
     hnsw.save(str(build / "vectors.usearch"))
@@ -362,16 +375,29 @@ def write_build(build: Path, papers: Sequence[Paper], content_hashes: Sequence[s
             abstract TEXT, venue TEXT, year INTEGER, status TEXT, authors TEXT, keywords TEXT, url TEXT,
             rating_avg REAL, citations INTEGER, date TEXT, refs TEXT, content_hash TEXT)""")
         db.execute("CREATE TABLE chunks (key INTEGER PRIMARY KEY, paper_idx INTEGER, start INTEGER, end INTEGER, text_hash TEXT)")
-        db.executemany(
-            "INSERT INTO papers VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [(i, p.id, p.title, p.abstract, p.venue, p.year, p.status, json.dumps(list(p.authors)),
-              json.dumps(list(p.keywords)), p.url, p.rating_avg, p.citations, p.date,
-              json.dumps(list(p.references)), h) for i, (p, h) in enumerate(zip(papers, content_hashes))],
-        )
-        db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?)", [(k, *row) for k, row in enumerate(chunk_rows)])
+        insert_rows(db, papers, content_hashes, chunk_rows, first_paper=0, first_chunk=0)
         db.execute("CREATE INDEX chunks_paper ON chunks(paper_idx)")
         lexical.write_table(db, ((i, p.title, p.abstract) for i, p in enumerate(papers)))  # BM25, same transaction
     db.close()
+    seal_build(build, manifest)
+
+
+def insert_rows(db: sqlite3.Connection, papers: Sequence[Paper], content_hashes: Sequence[str],
+                chunk_rows: Sequence[tuple[int, int, int, str]], first_paper: int, first_chunk: int) -> None:
+    """Insert papers and chunks numbered from `first_paper`/`first_chunk` (chunk rows hold paper numbers
+    relative to `papers`); generators, so 3M rows never sit in memory as tuples."""
+    db.executemany(
+        "INSERT INTO papers VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        ((first_paper + i, p.id, p.title, p.abstract, p.venue, p.year, p.status, json.dumps(list(p.authors)),
+          json.dumps(list(p.keywords)), p.url, p.rating_avg, p.citations, p.date,
+          json.dumps(list(p.references)), h) for i, (p, h) in enumerate(zip(papers, content_hashes))),
+    )
+    db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?)",
+                   ((first_chunk + k, first_paper + row[0], *row[1:]) for k, row in enumerate(chunk_rows)))
+
+
+def seal_build(build: Path, manifest: Manifest) -> None:
+    """Write the manifest and flush every file of a finished build to disk, before it can be made live."""
     (build / "manifest.json").write_text(json.dumps(manifest.__dict__ | {"sources": list(manifest.sources)}, indent=1))
     for f in build.iterdir():
         with open(f, "rb") as fh:

@@ -36,6 +36,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..harness.results import peak_rss_mb, print_table, rss_mb, write_result
+from .synthetic import clustered_vectors, exact_top_k, latency_percentiles as _percentiles
 
 from ...errors import UserError
 
@@ -47,12 +48,6 @@ BASELINE_PAPERS_PER_S = 23.0  # the issue's measurement of the plain loop on thi
 
 def _log(message: str) -> None:
     print(f"bench index: {message}", file=sys.stderr, flush=True)
-
-
-def _percentiles(samples_s: Sequence[float]) -> dict[str, float]:
-    ms = np.asarray(samples_s, dtype=np.float64) * 1000
-    return {"p50_ms": round(float(np.percentile(ms, 50)), 4), "p99_ms": round(float(np.percentile(ms, 99)), 4),
-            "mean_ms": round(float(ms.mean()), 4)}
 
 
 def _dir_bytes(path: Path) -> int:
@@ -246,47 +241,6 @@ def measure_corpus_search(root: Path, n_queries: int, rng: np.random.Generator) 
 
 # -- 4. synthetic scale ----------------------------------------------------------------------
 
-def clustered_vectors(n: int, dim: int, rng: np.random.Generator, n_clusters: int | None = None,
-                      local_dims: int = 64) -> np.ndarray:
-    """Unit vectors from a mixture of anisotropic Gaussians, shaped like sentence embeddings.
-
-    Each cluster (about 1,000 points) has a centre and its own random `local_dims`-dimensional
-    subspace with decaying variance, plus isotropic noise. At 100k the mean cosine to the nearest and
-    10th-nearest neighbour is about 0.69 and 0.63, close to MiniLM abstracts (0.68 / 0.57 among the
-    2,600 chunks of the test index): neighbours are well defined, unlike uniform noise in 384-d where
-    no index can find them, but far from trivially separated.
-    """
-    n_clusters = n_clusters or max(8, n // 1000)
-    centres = rng.standard_normal((n_clusters, dim)).astype(np.float32)
-    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
-    scales = (0.6 / np.sqrt(np.arange(1, local_dims + 1))).astype(np.float32)
-    assign = rng.integers(0, n_clusters, size=n)
-    out = np.empty((n, dim), dtype=np.float32)
-    for c in range(n_clusters):
-        rows = np.nonzero(assign == c)[0]
-        if not len(rows):
-            continue
-        basis, _ = np.linalg.qr(rng.standard_normal((dim, local_dims)).astype(np.float32))
-        local = rng.standard_normal((len(rows), local_dims)).astype(np.float32) * scales
-        out[rows] = centres[c] + local @ basis.T + rng.normal(0, 0.025, (len(rows), dim)).astype(np.float32)
-    out /= np.linalg.norm(out, axis=1, keepdims=True)
-    return out
-
-
-def exact_top_k(base: np.ndarray, queries: np.ndarray, k: int = 10, block: int = 32768) -> tuple[np.ndarray, np.ndarray]:
-    """Brute-force top-k by dot product, in blocks so 1M x 384 needs no second copy."""
-    best_i = np.zeros((len(queries), 0), dtype=np.int64)
-    best_s = np.zeros((len(queries), 0), dtype=np.float32)
-    for start in range(0, len(base), block):
-        sims = queries @ np.asarray(base[start : start + block], dtype=np.float32).T
-        part = np.argpartition(-sims, min(k, sims.shape[1] - 1), axis=1)[:, :k]
-        cand_i = np.concatenate([best_i, part + start], axis=1)
-        cand_s = np.concatenate([best_s, np.take_along_axis(sims, part, axis=1)], axis=1)
-        order = np.argsort(-cand_s, axis=1)[:, :k]
-        best_i, best_s = np.take_along_axis(cand_i, order, axis=1), np.take_along_axis(cand_s, order, axis=1)
-    return best_i, best_s
-
-
 def measure_synthetic(n: int, n_queries: int, rng: np.random.Generator, work: Path, threads: int,
                       hnsw: dict[str, int] | None = None) -> dict[str, Any]:
     from usearch.index import Index
@@ -370,6 +324,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--synthetic", type=int, default=1_000_000, help="synthetic vectors for the scale test (0: skip)")
     parser.add_argument("--queries", type=int, default=1000, help="search queries per measurement")
     parser.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON result")
+    parser.add_argument("--scale", action="store_true",
+                        help="only this: an on-disk index of --synthetic N papers opened as the server opens it "
+                             "(RSS, dense and lexical latency, recall, appending 2k papers; scale.py)")
+    parser.add_argument("--work", type=Path, default=None, help="where --scale keeps its index (default: $TMPDIR)")
+    parser.add_argument("--engines", type=int, default=0, metavar="N",
+                        help="only this: N papers built by the single-process build and by Ray in local mode "
+                             "(first of --routes), docs/s of each (scale.py)")
 
 
 def run(args) -> int:
@@ -386,6 +347,18 @@ def run(args) -> int:
         papers = load_papers(sources, warn=lambda m: None)
     except CorpusError as exc:
         raise UserError(str(exc)) from None
+    if args.scale:
+        from .scale import print_scale, run_scale
+
+        payload = run_scale(args, papers, [p.abstract for p in papers[:: max(1, len(papers) // 200)][:200]])
+        print_scale(payload, write_result(args.out, "bench-index-scale", payload))
+        return 0
+    if args.engines:
+        from .scale import print_engines, run_engines
+
+        payload = run_engines(args, papers)
+        print_engines(payload, write_result(args.out, "bench-index-engines", payload))
+        return 0
     order = list(range(len(papers)))
     random.Random(0).shuffle(order)
     docs = [papers[i] for i in order[: args.docs]]

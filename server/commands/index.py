@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import sys
 from pathlib import Path
@@ -26,6 +27,13 @@ def register(sub) -> None:
                        help="keep only papers with category=PREFIX, venue=NAME, since=DATE or until=DATE (repeatable)")
     build.add_argument("--limit", type=int, default=None, help="index only the first N papers (for trials)")
     build.add_argument("--max-tokens", type=int, default=200, help="chunk size in model tokens (default: 200)")
+    build.add_argument("--engine", choices=("local", "ray"), default="local",
+                       help="local: this process (default); ray: a Ray Data pipeline over --workers embedding "
+                            "actors, resumable by shard (needs `pip install 'peerlint[scale]'`)")
+    build.add_argument("--address", default=None,
+                       help="with --engine ray: the Ray cluster to join (default: start one on this machine)")
+    build.add_argument("--workers", type=int, default=None,
+                       help="with --engine ray: embedding actors (default: one per CPU Ray sees)")
     build.add_argument("--quiet", action="store_true", help="no progress bars")
     build.add_argument("--json", action="store_true", help="print the build report as JSON")
     build.set_defaults(handler=run_build)
@@ -40,9 +48,22 @@ def _usage(parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def make_embedder(route: str):
+    from ...index.embedding.embedder import Embedder
+
+    return Embedder(route=route)
+
+
+def write_failure(root: Path, exc: OSError) -> str:
+    """One line for a build that could not write: a full disk says the old index still answers and how to go on."""
+    if exc.errno == errno.ENOSPC:
+        return (f"the disk filled while writing the index at {root}; the previous index still answers: free some "
+                f"space (or choose another --index) and run the same command again")
+    return f"cannot write the index at {root} ({exc.strerror or exc}): choose another --index"
+
+
 def run_build(args: argparse.Namespace) -> int:
     from ...index.build import build_index
-    from ...index.embedding.embedder import Embedder
     from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
 
     sources = args.corpus or [default_corpus_path()]
@@ -52,25 +73,39 @@ def run_build(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     if args.limit:
         papers = papers[: args.limit]
+    if args.workers is not None and args.workers < 1:
+        raise UserError("--workers must be at least 1")
     root = index_path(args.index)
     if not args.quiet and not args.json:
         print(f"indexing {len(papers)} papers into {root}", file=sys.stderr)
     from ...index.embedding.embedder import EmbeddingError
 
     try:
-        report = build_index(papers, root, Embedder(route=args.route), [str(s) for s in sources],
-                             max_tokens=args.max_tokens, show_progress=not args.quiet)
+        if args.engine == "ray":
+            from ...index.distributed.ray_build import RayOptions, RayUnavailable, ray_build_index
+
+            try:
+                report = ray_build_index(papers, root, make_embedder(args.route), [str(s) for s in sources],
+                                         RayOptions(address=args.address, workers=args.workers),
+                                         max_tokens=args.max_tokens, show_progress=not args.quiet)
+            except RayUnavailable as exc:
+                raise UserError(str(exc)) from None
+        else:
+            report = build_index(papers, root, make_embedder(args.route), [str(s) for s in sources],
+                                 max_tokens=args.max_tokens, show_progress=not args.quiet)
     except EmbeddingError as exc:
         raise UserError(str(exc)) from None
     except OSError as exc:
-        raise UserError(f"cannot write the index at {root} ({exc.strerror or exc}): choose another --index") from None
+        raise UserError(write_failure(root, exc)) from None
     if report.notice:
         warn(report.notice)
     if args.json:
         print(json.dumps(report.__dict__))
     else:
         print(f"index ready at {report.path}: {report.papers} papers, {report.chunks} chunks "
-              f"({report.embedded} embedded, {report.cached} from cache) in {report.seconds:.1f} s")
+              f"({report.embedded} embedded, {report.cached} from cache"
+              + (f"; {report.appended} papers appended to the previous build" if report.appended else "")
+              + f") in {report.seconds:.1f} s")
     return 0
 
 

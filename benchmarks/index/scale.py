@@ -1,0 +1,282 @@
+"""`peerlint bench index --synthetic N --scale`: an N-vector index on disk, searched as the server searches it.
+
+What `bench.py`'s synthetic rows measure is a graph held in the bench's own memory; this measures the
+product's path at research scale:
+1. N synthetic papers, one chunk each: titles and abstracts recycled from the shipped corpus (so BM25
+   sees real word statistics, each text ~N/17,630 times), chunk vectors from `synthetic.clustered_vectors`
+   (shaped like MiniLM neighbourhoods), written by the index's own writer (`finish_build`; the SEC
+   entity postings are skipped) under `--work`, and kept there so a second run reuses the build;
+2. a fresh process opens it with `VectorIndex` (graph and vectors memory-mapped) and measures the open
+   time, its RSS, dense p50/p99 and recall@10 against exact search over the stored float16 vectors, and
+   lexical (BM25) p50/p99 for 200 abstracts: the server's memory, not the builder's;
+3. 2,000 new papers appended to it (`append_build`: copy, grow the graph and the BM25 table), timed, beside
+   the full build's time, and the grown index opened again.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+APPEND_PAPERS = 2000
+BLOCK = 500_000  # vectors generated per block (own clusters): 3M never sit in memory as float32
+LEXICAL_QUERIES = 200
+
+
+def _log(message: str) -> None:
+    print(f"bench index --scale: {message}", file=sys.stderr, flush=True)
+
+
+def synthetic_papers(shipped: Sequence, first: int, count: int) -> tuple[list, list[str], list[tuple[int, int, int, str]]]:
+    """`count` papers numbered from `first`, each recycling a shipped paper's text (shared strings: ~150 B a paper)."""
+    import dataclasses
+
+    from ...index.hashing import text_hash
+
+    hashes = [text_hash(p.text) for p in shipped]
+    papers, content, rows = [], [], []
+    for i in range(count):
+        src = shipped[(first + i) % len(shipped)]
+        papers.append(dataclasses.replace(src, id=f"syn{first + i:08d}"))
+        content.append(hashes[(first + i) % len(shipped)])
+        rows.append((i, 0, len(src.text), hashes[(first + i) % len(shipped)]))
+    return papers, content, rows
+
+
+def synthetic_vectors(n: int, n_queries: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """n float16 base vectors and n_queries float32 held-out queries, block by block (queries spread over blocks)."""
+    from .synthetic import clustered_vectors
+
+    base = np.empty((n, 384), dtype=np.float16)
+    queries = []
+    blocks = max(1, -(-n // BLOCK))
+    for b in range(blocks):
+        lo, hi = b * BLOCK, min(n, (b + 1) * BLOCK)
+        q = n_queries // blocks + (1 if b < n_queries % blocks else 0)
+        data = clustered_vectors(hi - lo + q, 384, rng)
+        base[lo:hi] = data[: hi - lo]
+        queries.append(data[hi - lo :])
+        del data
+        gc.collect()
+    return base, np.concatenate(queries)
+
+
+def build_synthetic(root: Path, n: int, n_queries: int, rng: np.random.Generator, shipped) -> dict[str, Any]:
+    """Write (or reuse) the N-paper index under `root`; its queries and exact top-10 are kept beside it."""
+    from ...index.build import finish_build
+    from ...index.store import current_build, IndexError_
+    from .synthetic import exact_top_k
+
+    marker = root / "scale-queries.npz"
+    try:
+        live = current_build(root)
+        if marker.exists() and json.loads((live / "manifest.json").read_text())["papers"] == n:
+            _log(f"reusing the {n:,}-paper index at {root}")
+            return json.loads((root / "scale-build.json").read_text())
+    except (IndexError_, OSError, ValueError, KeyError):
+        pass
+    t0 = time.perf_counter()
+    base, queries = synthetic_vectors(n, n_queries, rng)
+    gen_s = time.perf_counter() - t0
+    _log(f"{n:,} vectors generated in {gen_s:.0f} s; exact top-10 of {n_queries} queries")
+    t0 = time.perf_counter()
+    truth, _ = exact_top_k(base, queries, 10)
+    truth_s = time.perf_counter() - t0
+    papers, content, rows = synthetic_papers(shipped, 0, n)
+    _log(f"writing the index ({n:,} papers) with the index's own writer")
+    t0 = time.perf_counter()
+    (root / "builds").mkdir(parents=True, exist_ok=True)
+    build = finish_build(root, papers, content, rows, base, "synthetic@clustered", ["bench-scale"], 200,
+                         show_progress=sys.stderr.isatty(), entities=False)
+    build_s = time.perf_counter() - t0
+    np.savez(marker, queries=queries, truth=truth)
+    info = {"papers": n, "generate_seconds": round(gen_s, 1), "exact_truth_seconds": round(truth_s, 1),
+            "build_seconds": round(build_s, 1), "build": build.name,
+            "files_bytes": {f.name: f.stat().st_size for f in build.iterdir() if f.is_file()}}
+    (root / "scale-build.json").write_text(json.dumps(info))
+    _log(f"built in {build_s:.0f} s")
+    return info
+
+
+def probe(root: Path, lexical_texts: Sequence[str], n_queries: int | None = None) -> dict[str, Any]:
+    """Run in a fresh process: open the index as the server does and measure memory and latency."""
+    import psutil
+
+    from ...index.store import VectorIndex
+    from .synthetic import latency_percentiles
+
+    process = psutil.Process()
+    rss0 = process.memory_info().rss
+    t0 = time.perf_counter()
+    index = VectorIndex(root)
+    open_s = time.perf_counter() - t0
+    rss_open = process.memory_info().rss
+    marker = np.load(root / "scale-queries.npz")
+    queries, truth = marker["queries"], marker["truth"]
+    if n_queries:
+        queries, truth = queries[:n_queries], truth[:n_queries]
+    for q in queries[:20]:
+        index.search_vector(q, 10)
+    times, recall = [], []
+    for q, t in zip(queries, truth):
+        s = time.perf_counter()
+        hits = index.search_vector(q, 10)
+        times.append(time.perf_counter() - s)
+        found = {index.id_to_idx[h.paper.id] for h in hits}  # one chunk per paper: paper idx == vector key
+        recall.append(len(found & set(t.tolist())) / 10)
+    rss_dense = process.memory_info().rss
+    lex_times = []
+    for text in lexical_texts:
+        s = time.perf_counter()
+        index.lexical_search(text, 10)
+        lex_times.append(time.perf_counter() - s)
+    out = {"papers": len(index), "vectors": int(len(index.vectors)), "open_seconds": round(open_s, 2),
+           "graph_dtype": str(index._hnsw.dtype), "queries": len(queries),
+           "dense": latency_percentiles(times), "recall_at_10": round(float(np.mean(recall)), 4),
+           "lexical": latency_percentiles(lex_times) if lex_times else None, "lexical_queries": len(lex_times),
+           "rss_mb": {"start": round(rss0 / 2**20, 1), "after_open": round(rss_open / 2**20, 1),
+                      "after_dense": round(rss_dense / 2**20, 1),
+                      "after_lexical": round(process.memory_info().rss / 2**20, 1)},
+           "peak_rss_mb": round(_peak_kib() / 1024, 1)}
+    index.close()
+    return out
+
+
+def _peak_kib() -> int:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def _probe_in_subprocess(root: Path, lexical_texts: Sequence[str], n_queries: int | None = None) -> dict[str, Any]:
+    request = root / "scale-lexical.json"
+    request.write_text(json.dumps(list(lexical_texts)))
+    cmd = [sys.executable, "-m", "peerlint.benchmarks.index.scale", str(root), str(request)] + ([str(n_queries)] if n_queries else [])
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise RuntimeError(f"scale probe failed: {done.stderr[-2000:]}")
+    return json.loads(done.stdout)
+
+
+def append_papers(root: Path, n: int, rng: np.random.Generator, shipped) -> dict[str, Any]:
+    """Append APPEND_PAPERS new papers to the N-paper index without a rebuild; the time of each step."""
+    from ...index.append import append_build
+    from ...index.build import new_build_id
+    from ...index.store import current_build
+    from .synthetic import clustered_vectors
+
+    live = json.loads((current_build(root) / "manifest.json").read_text())
+    papers, content, rows = synthetic_papers(shipped, live["papers"], APPEND_PAPERS)
+    vectors = clustered_vectors(APPEND_PAPERS, 384, rng)
+    t0 = time.perf_counter()
+    build = append_build(root, new_build_id(), papers, content, rows, vectors, ["bench-scale", "append"])
+    seconds = time.perf_counter() - t0
+    _log(f"appended {APPEND_PAPERS} papers to {live['papers']:,} in {seconds:.1f} s")
+    return {"appended": APPEND_PAPERS, "to_papers": live["papers"], "seconds": round(seconds, 2), "build": build.name}
+
+
+def run_scale(args, shipped, lexical_texts: Sequence[str]) -> dict[str, Any]:
+    """The whole measurement; the payload for results/bench-index-scale-*.json."""
+    n = args.synthetic
+    root = Path(args.work or Path(os.environ.get("TMPDIR", "/tmp")) / f"peerlint-scale-{n}")
+    rng = np.random.default_rng(0)
+    load = [round(x, 2) for x in os.getloadavg()]
+    build = build_synthetic(root, n, args.queries, rng, shipped)
+    _log("opening it in a fresh process, as the server does")
+    search = _probe_in_subprocess(root, lexical_texts)
+    _log(f"dense p50 {search['dense']['p50_ms']} ms, recall@10 {search['recall_at_10']}, "
+         f"lexical p50 {search['lexical']['p50_ms']} ms, RSS {search['rss_mb']['after_lexical']} MB")
+    append = append_papers(root, n, rng, shipped)
+    after = _probe_in_subprocess(root, lexical_texts[:20], n_queries=100)
+    append["after"] = {"papers": after["papers"], "dense_p50_ms": after["dense"]["p50_ms"],
+                       "recall_at_10": after["recall_at_10"]}
+    return {"dataset": {"synthetic_papers": n, "text": "shipped abstracts recycled", "vectors": "clustered_vectors"},
+            "work": str(root), "build": build, "search": search, "append": append,
+            "targets": {"rss_mb": 4096, "dense_p50_ms": 2.0, "recall_at_10": 0.95, "lexical_p50_ms": 50.0},
+            "load_average_at_start": load, "load_average_at_end": [round(x, 2) for x in os.getloadavg()]}
+
+
+def print_scale(payload: dict[str, Any], path: Path) -> None:
+    from ..harness.results import print_table
+
+    s, b, a = payload["search"], payload["build"], payload["append"]
+    rows = [["open (fresh process)", s["open_seconds"] * 1000, None, None, s["rss_mb"]["after_open"]],
+            [f"dense k=10 ({s['graph_dtype']} graph, exact re-rank)", s["dense"]["p50_ms"], s["dense"]["p99_ms"],
+             s["recall_at_10"], s["rss_mb"]["after_dense"]],
+            ["lexical BM25 k=10", s["lexical"]["p50_ms"], s["lexical"]["p99_ms"], None, s["rss_mb"]["after_lexical"]]]
+    print_table(rows, ["step", "p50 ms", "p99 ms", "recall@10", "RSS MB"],
+                title=f"{s['vectors']:,} vectors, {s['papers']:,} papers, memory-mapped (targets: RSS ≤ 4096 MB, "
+                      f"dense p50 < 2 ms, recall ≥ 0.95, lexical p50 < 50 ms)")
+    print(f"full build {b['build_seconds']:.0f} s; appending {a['appended']:,} papers {a['seconds']:.1f} s "
+          f"(then {a['after']['papers']:,} papers, dense p50 {a['after']['dense_p50_ms']} ms); peak RSS {s['peak_rss_mb']:.0f} MB")
+    print(f"results: {path}")
+
+
+def run_engines(args, shipped) -> dict[str, Any]:
+    """Ray local mode against the single-process build: same papers, same route, cold caches, docs/s each."""
+    import shutil
+    import tempfile
+
+    from ...index.build import build_index
+    from ...index.distributed.ray_build import RayOptions, ray_build_index
+    from ...index.embedding.embedder import Embedder
+
+    papers = list(shipped[: args.engines])
+    route = args.routes.split(",")[0].strip()
+    load = [round(x, 2) for x in os.getloadavg()]
+    out: dict[str, Any] = {"papers": len(papers), "route": route, "cpus": os.cpu_count()}
+    with tempfile.TemporaryDirectory(prefix="peerlint-engines-") as tmp:
+        embedder = Embedder(route)
+        embedder.encode(["warm-up"])  # the model load is not the build
+        t0 = time.perf_counter()
+        single = build_index(papers, Path(tmp) / "single", embedder, ["bench"], show_progress=False, shipped_vectors=False)
+        out["single"] = {"seconds": round(time.perf_counter() - t0, 2), "chunks": single.chunks,
+                         "docs_per_s": round(len(papers) / (time.perf_counter() - t0), 2)}
+        _log(f"single process: {out['single']['docs_per_s']} docs/s")
+        import ray
+
+        t0 = time.perf_counter()
+        ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
+        out["ray_start_seconds"] = round(time.perf_counter() - t0, 2)
+        try:
+            for workers in sorted({1, os.cpu_count() or 1}):
+                root = Path(tmp) / f"ray-{workers}"
+                t0 = time.perf_counter()
+                report = ray_build_index(papers, root, embedder, ["bench"], RayOptions(workers=workers), show_progress=False)
+                seconds = time.perf_counter() - t0
+                out[f"ray_{workers}_workers"] = {"seconds": round(seconds, 2), "chunks": report.chunks,
+                                                 "pipeline_seconds": round(report.embed_seconds, 2),
+                                                 "docs_per_s": round(len(papers) / seconds, 2),
+                                                 "ratio_vs_single": round(out["single"]["seconds"] / seconds, 3)}
+                _log(f"ray, {workers} workers: {out[f'ray_{workers}_workers']['docs_per_s']} docs/s")
+                shutil.rmtree(root, ignore_errors=True)
+        finally:
+            ray.shutdown()
+    out["load_average_at_start"], out["load_average_at_end"] = load, [round(x, 2) for x in os.getloadavg()]
+    out["target_ratio_vs_single"] = 0.85
+    return out
+
+
+def print_engines(payload: dict[str, Any], path: Path) -> None:
+    from ..harness.results import print_table
+
+    rows = [["single process (build_index)", payload["single"]["docs_per_s"], payload["single"]["seconds"], 1.0]]
+    rows += [[f"ray local, {k.split('_')[1]} workers", v["docs_per_s"], v["seconds"], v["ratio_vs_single"]]
+             for k, v in payload.items() if k.startswith("ray_") and k.endswith("workers")]
+    print_table(rows, ["engine", "docs/s", "seconds", "x single"],
+                title=f"{payload['papers']} papers, route {payload['route']}, cold caches (target: Ray ≥ 0.85x single); "
+                      f"Ray start {payload['ray_start_seconds']} s, load {payload['load_average_at_start']}")
+    print(f"results: {path}")
+
+
+if __name__ == "__main__":  # the probe, run by _probe_in_subprocess
+    texts = json.loads(Path(sys.argv[2]).read_text())
+    print(json.dumps(probe(Path(sys.argv[1]), texts, int(sys.argv[3]) if len(sys.argv) > 3 else None)))

@@ -1,0 +1,162 @@
+"""Appends and large-index settings, on real shipped papers with a deterministic stand-in embedder.
+
+What is tested is the index machinery (append vs full build, atomicity, the int8 graph with exact
+re-ranking), not the embedding model, so a chunk's vector is the sum of hashed directions of its
+words: fast, deterministic, and shaped like real embeddings (texts sharing words lie close).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import hashlib
+
+import numpy as np
+import pytest
+
+import peerlint.index.append as append_module
+import peerlint.index.store as store_module
+from peerlint.index.build import build_index
+from peerlint.index.embedding.embedder import DIM, Span
+from peerlint.index.entities import read_entities
+from peerlint.index.ingest.load import default_corpus_path, load_papers
+from peerlint.index.store import open_index
+
+
+class HashEmbedder:
+    """One chunk per ~60 words, a vector per chunk from its words: the Embedder interface build_index uses."""
+
+    model_id = "test@hash"
+
+    def split_many(self, texts, max_tokens=200):
+        out = []
+        for text in texts:
+            cuts = [i for i, ch in enumerate(text) if ch == " "][60::60]
+            bounds = [0, *cuts, len(text)]
+            out.append([Span(a, b) for a, b in zip(bounds, bounds[1:]) if text[a:b].strip()])
+        return out
+
+    def encode(self, texts, progress=None):
+        out = np.zeros((len(texts), DIM), np.float32)
+        for i, text in enumerate(texts):  # a bag of hashed word directions: similar texts, near vectors
+            for word in text.lower().split():
+                out[i] += _direction(word)
+        if progress:
+            progress(len(texts))
+        return out / np.linalg.norm(out, axis=1, keepdims=True).clip(1e-9)
+
+
+_DIRECTIONS: dict[str, np.ndarray] = {}
+
+
+def _direction(word: str) -> np.ndarray:
+    if word not in _DIRECTIONS:
+        seed = int.from_bytes(hashlib.sha256(word.encode()).digest()[:8], "little")
+        _DIRECTIONS[word] = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+    return _DIRECTIONS[word]
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return load_papers([default_corpus_path()], warn=lambda m: None)[:460]
+
+
+def _build(papers, root):
+    return build_index(papers, root, HashEmbedder(), sources=["test"], show_progress=False, shipped_vectors=False)
+
+
+def test_append_matches_a_full_build(shipped, tmp_path):
+    old, new = shipped[:400], shipped[400:460]
+    _build(old, tmp_path / "grown")
+    report = _build(old + new, tmp_path / "grown")
+    assert report.appended == len(new) and report.papers == 460
+    full = _build(old + new, tmp_path / "full")
+    assert full.appended == 0 and full.chunks == report.chunks
+    assert report.embedded == sum(len(s) for s in HashEmbedder().split_many([p.text for p in new]))
+    for f in (tmp_path / "full" / "builds").glob("*/lexical-*"):
+        f.unlink()  # an append leaves BM25 to the FTS5 table (no postings arrays yet): compare like with like
+    grown, fresh = open_index(tmp_path / "grown"), open_index(tmp_path / "full")
+    try:
+        assert grown.ids == fresh.ids
+        assert np.array_equal(np.asarray(grown.vectors), np.asarray(fresh.vectors))
+        assert np.array_equal(grown.chunk_spans, fresh.chunk_spans)
+        for key in [0, 5, len(fresh.vectors) - 1, len(fresh.vectors) - 9]:  # old and appended chunks
+            q = np.asarray(fresh.vectors[key], dtype=np.float32)
+            owner = fresh.ids[int(fresh.chunk_paper[key])]
+            assert grown.search_vector(q, 1)[0].paper.id == owner  # found through the grown graph
+            assert [h.paper.id for h in grown.search_vector(q, 10, exact=True)] == \
+                   [h.paper.id for h in fresh.search_vector(q, 10, exact=True)]
+        for p in new[:10] + old[:5]:
+            assert grown.lexical_search(p.title, 10) == fresh.lexical_search(p.title, 10)
+        a, b = read_entities(grown.build, 460), read_entities(fresh.build, 460)
+        assert a is not None and b is not None
+        assert [sorted(a.texts[e] for e in a.entities_of(i)) for i in range(460)] == \
+               [sorted(b.texts[e] for e in b.entities_of(i)) for i in range(460)]
+    finally:
+        grown.close()
+        fresh.close()
+
+
+def test_a_changed_or_reordered_paper_means_a_full_build(shipped, tmp_path):
+    _build(shipped[:100], tmp_path / "idx")
+    edited = dataclasses.replace(shipped[3], abstract=shipped[3].abstract + " Code is released.")
+    assert _build(shipped[:3] + [edited] + shipped[4:120], tmp_path / "idx").appended == 0
+    assert _build(shipped[1:130], tmp_path / "idx").appended == 0
+    assert _build(shipped[1:130] + shipped[200:210], tmp_path / "idx").appended == 10
+
+
+def test_a_full_disk_during_an_append_leaves_the_previous_index_answering(shipped, tmp_path, monkeypatch):
+    root = tmp_path / "idx"
+    _build(shipped[:100], root)
+    current = (root / "CURRENT").read_text()
+
+    def full_disk(src, dst):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(append_module.shutil, "copyfile", full_disk)
+    with pytest.raises(OSError) as caught:
+        _build(shipped[:150], root)
+    assert caught.value.errno == errno.ENOSPC
+    assert (root / "CURRENT").read_text() == current
+    index = open_index(root)
+    try:
+        assert len(index) == 100 and index.search_vector(HashEmbedder().encode([shipped[5].text])[0], 1)
+    finally:
+        index.close()
+
+
+def test_cli_names_the_full_disk_and_the_rerun(shipped, tmp_path, monkeypatch, capsys):
+    import json
+
+    from peerlint.server.cli import main
+
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"id": p.id, "title": p.title, "abstract": p.abstract}) + "\n" for p in shipped[:30]))
+    monkeypatch.setattr("peerlint.server.commands.index.make_embedder", lambda route: HashEmbedder())
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("peerlint.index.build.write_build", full_disk)
+    assert main(["index", "build", "--corpus", str(corpus), "--index", str(tmp_path / "idx"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "disk" in err[0] and "run the same command again" in err[0], err
+
+
+def test_large_indexes_store_int8_and_rerank_exactly(shipped, tmp_path, monkeypatch):
+    monkeypatch.setattr(store_module, "LARGE_INDEX_VECTORS", 100)
+    _build(shipped, tmp_path / "idx")
+    index = open_index(tmp_path / "idx")
+    try:
+        assert "I8" in str(index._hnsw.dtype).upper()
+        rng = np.random.default_rng(0)
+        for key in range(0, len(index.vectors), 37):
+            q = np.asarray(index.vectors[key], dtype=np.float32) + rng.normal(0, 0.02, DIM).astype(np.float32)
+            q /= np.linalg.norm(q)
+            approx, exact = index.search_vector(q, 10), index.search_vector(q, 10, exact=True)
+            assert approx[0].paper.id == exact[0].paper.id == index.ids[int(index.chunk_paper[key])]
+            best = index.best_chunks(q, [index.id_to_idx[h.paper.id] for h in approx])
+            # the int8 graph only proposes candidates: each hit's similarity is the exact cosine
+            assert [h.similarity for h in approx] == pytest.approx([best[index.id_to_idx[h.paper.id]][0] for h in approx], abs=1e-6)
+    finally:
+        index.close()
