@@ -96,9 +96,7 @@ def append_build(root: Path, build_id: str, papers: Sequence[Paper], content_has
     try:
         with db:
             insert_rows(db, papers, content_hashes, chunk_rows, first_paper=old.papers, first_chunk=n_old)
-            db.executemany(f"INSERT INTO {lexical.TABLE}(rowid, title, abstract) VALUES (?,?,?)",
-                           ((old.papers + i, " ".join(lexical.terms(p.title)), " ".join(lexical.terms(p.abstract)))
-                            for i, p in enumerate(papers)))
+            lexical.append_rows(db, previous, ((old.papers + i, p.title, p.abstract) for i, p in enumerate(papers)))
     finally:
         db.close()
     table = read_entities(previous, old.papers)

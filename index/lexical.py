@@ -83,6 +83,33 @@ def write_table(db: sqlite3.Connection, rows: Iterable[tuple[int, str, str]]) ->
         postings.write(folder)
 
 
+def append_rows(db: sqlite3.Connection, previous: Path, rows: Iterable[tuple[int, str, str]]) -> None:
+    """Add (paper idx, title, abstract) rows to a copied table, in the caller's transaction, and write
+    the postings of the previous build (`previous`) merged with theirs beside the database; without
+    usable previous postings none are written and FTS5 answers the new build."""
+    old_info = previous / f"{POSTINGS}-info.json"
+    try:
+        old = Postings(previous) if old_info.exists() else None
+    except (OSError, ValueError, KeyError, TypeError):
+        old = None
+    postings = PostingsWriter()
+    if old is not None:
+        postings.seed(old)
+
+    def tokenised() -> Iterator[tuple[int, str, str]]:
+        for idx, title, abstract in rows:
+            title_terms, abstract_terms = terms(title), terms(abstract)
+            postings.add(idx, title_terms, abstract_terms)
+            yield idx, " ".join(title_terms), " ".join(abstract_terms)
+
+    db.executemany(f"INSERT INTO {TABLE}(rowid, title, abstract) VALUES (?,?,?)", tokenised())
+    folder = database_folder(db)
+    if folder is not None:
+        if old is None:
+            postings.full = True  # only the new rows: not postings of the whole table
+        postings.write(folder)
+
+
 def database_folder(db: sqlite3.Connection) -> Path | None:
     """The folder of the connection's main database file (None in memory)."""
     row = next((r for r in db.execute("PRAGMA database_list") if r[1] == "main"), None)
@@ -111,6 +138,16 @@ class PostingsWriter:
         if len(self.docs) > MAX_POSTINGS:
             self.full = True
             self.terms, self.docs, self.tfs = array("i"), array("i"), array("f")
+
+    def seed(self, old: "Postings") -> None:
+        """Start from a previous build's postings (an append adds papers after them)."""
+        vocabulary = sorted(old.vocabulary, key=old.vocabulary.get)
+        self.term_ids = {t: i for i, t in enumerate(vocabulary)}
+        counts = np.diff(old.indptr)
+        self.terms = array("i", np.repeat(np.arange(len(vocabulary), dtype=np.int32), counts).tobytes())
+        self.docs = array("i", np.asarray(old.docs, dtype=np.int32).tobytes())
+        self.tfs = array("f", np.asarray(old.tf, dtype=np.float32).tobytes())
+        self.lengths = dict(enumerate(old.lengths.tolist()))
 
     def write(self, folder: Path) -> None:
         """The arrays as `lexical-*` files in `folder` (the build's), the info file last: it is what
@@ -148,6 +185,7 @@ class Postings:
         self.tf = np.load(path("tf.npy"), mmap_mode="r")
         self.indptr = np.load(path("indptr.npy"))
         lengths = np.load(path("lengths.npy"))
+        self.lengths = lengths
         self.norm = (K1 * (1 - B + B * lengths / max(float(lengths.mean()) if len(lengths) else 1.0, 1e-9))).astype(np.float32)
 
     @classmethod

@@ -300,3 +300,23 @@ def test_postings_answer_as_fts5_does_and_fall_back_when_they_do_not_match(tmp_p
     info.write_text("{not json")
     reopened = open_index(tmp_path / "idx", PlaceholderEmbedder())
     assert reopened._lexical.postings is None and reopened.lexical_search(papers[0].abstract, 3)[0][0] == 0
+
+
+def test_an_append_extends_the_postings(tmp_path):
+    """Adding papers to an index appends to its BM25 table and merges the postings: the new build's
+    postings describe all its papers and rank as a fresh build's do."""
+    from peerlint.benchmarks.related.placeholder import PlaceholderEmbedder
+    from peerlint.index.build import build_index
+
+    from conftest import sample_papers
+
+    papers = sample_papers()[:400]
+    build_index(papers[:300], tmp_path / "grown", embedder=PlaceholderEmbedder(), show_progress=False)
+    assert build_index(papers, tmp_path / "grown", embedder=PlaceholderEmbedder(), show_progress=False).appended == 100
+    build_index(papers, tmp_path / "fresh", embedder=PlaceholderEmbedder(), show_progress=False)
+    grown = open_index(tmp_path / "grown", PlaceholderEmbedder())
+    fresh = open_index(tmp_path / "fresh", PlaceholderEmbedder())
+    assert grown.build.name != fresh.build.name and grown._lexical.postings is not None
+    assert grown._lexical.postings.papers == 400
+    for q in [papers[350].abstract, papers[10].title, "dual encoders for passage retrieval"]:
+        assert grown.lexical_search(q, 10) == fresh.lexical_search(q, 10)
