@@ -79,7 +79,8 @@ def llm_host_fault(workdir: Path, index: Path, mode: str) -> CaseResult:
         said = _llm_messages(srv)
         figures["llm_messages"] = len(said)
         assert len(said) == 1, f"the LLM failure was reported {len(said)} times: {said}"
-        assert figures["hover_max_ms"] < 2000, figures
+        # a hover that waited on the failing host would take its whole timeout; a busy machine's slow hover does not
+        assert figures["hover_max_ms"] < TIMEOUT_S * 1000, figures
         return CaseResult("llm", f"LLM host {mode}", True, figures=figures,
                           detail=f"fast diagnostics in {figures['fast_diagnostics_s']} s, hovers ≤ {figures['hover_max_ms']} ms, "
                                  f"Check novelty answered in {figures['check_novelty_s']} s, reported once: {said[0][:120]}")
