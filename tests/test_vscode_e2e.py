@@ -1,8 +1,8 @@
 """The VS Code extension in a real VS Code: clients/vscode/e2e/run.mjs drives code-server with Debian's
 chromium on a copy of examples/ (diagnostics in the Problems panel as `peerlint check` finds them, a
 hover with nearest papers, *Check novelty* from the command palette, *Cite this paper* saved to
-draft.tex and refs.bib). e2e/install.sh installs code-server, chromium and the rest from the package
-registries; only when it says they cannot be installed here (exit 3) is the test skipped, with its
+draft.tex and refs.bib, a setting applied without a restart, a running check cancelled). e2e/install.sh installs
+code-server, chromium and the rest from the package registries; only when it says they cannot be installed here (exit 3) is the test skipped, with its
 one-line reason. A failing run is retried once (a browser run on 2 shared cores can miss a
 timeout); a second failure fails the test.
 """
@@ -56,13 +56,14 @@ def test_vscode_end_to_end_in_code_server(vsix, index_path, tmp_path):
         pytest.fail("\n---\n".join(failures))
     report = json.loads((out / "report.json").read_text())
     steps = [s["name"] for s in report["steps"]]
-    assert steps == ["workbench", "diagnostics", "setting-applied", "hover", "novelty", "quick-fix", "cited"], steps
+    assert steps == ["workbench", "diagnostics", "setting-applied", "hover", "novelty", "quick-fix", "cited", "novelty-running", "cancelled"], steps
     assert all((REPO / s["screenshot"]).stat().st_size > 10_000 for s in report["steps"])
     seen = report["seen"]
     assert {"code": "close-prior-work", "line": 158} in seen["expected"]
     assert any("close-prior-work" in row and "at line 158" in row for row in seen["problems"]), seen["problems"]
     assert "Hierarchical Bi-Directional Self-Attention Networks" in seen["hover"]
     assert seen["novelty"].startswith("peerlint: Novelty "), seen["novelty"]
-    assert seen["novelty_progress"], "no `$/progress` spinner in the status bar during Check novelty"
+    assert "notification" in seen["novelty_progress"], "no cancellable notification during Check novelty"
+    assert any("checking novelty" in p for p in seen["novelty_progress"]), "no `$/progress` spinner in the status bar"
     assert seen["cite"]["key"] and seen["cite"]["bib_added"].startswith("@"), seen["cite"]
     assert report["timings"]["open_to_first_diagnostics_s"] > 0

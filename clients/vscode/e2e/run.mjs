@@ -182,18 +182,41 @@ async function setNumber(page, id, value) {
     await palette(page, 'Preferences: Open User Settings');
   }
   const search = await page.waitForSelector('.settings-editor .search-container textarea', { visible: true });
-  await search.click({ clickCount: 3 });
-  await page.keyboard.down('Control');
-  await page.keyboard.press('a');
-  await page.keyboard.up('Control');
-  await page.keyboard.type(id);
-  const input = await until(`the ${id} input`, async () => {
-    const found = await page.$$('.settings-editor .setting-item-number input');
-    return found.length === 1 ? found[0] : undefined;
-  });
-  await input.click({ clickCount: 3 });
-  await page.keyboard.type(value);
-  await until(`${id} to read ${value}`, () => input.evaluate((e, v) => e.value === v, value));
+  if ((await search.evaluate((e) => e.value)) !== id) {
+    await search.click({ clickCount: 3 });
+    await page.keyboard.down('Control');
+    await page.keyboard.press('a');
+    await page.keyboard.up('Control');
+    await page.keyboard.type(id);
+  }
+  // The settings list re-renders while it settles, so the input is looked up afresh on each try,
+  // by its title ("Close Prior Work Threshold" for peerlint.closePriorWorkThreshold).
+  const title = id.split('.').pop().replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+  const input = async () => {
+    for (const item of await page.$$('.settings-editor .setting-item-number')) {
+      const t = await item.$eval('.setting-item-title', (e) => (e.textContent || '').toLowerCase()).catch(() => '');
+      if (t.includes(title)) {
+        return item.$('input');
+      }
+    }
+    return undefined;
+  };
+  await until(`${id} to read ${value}`, async () => {
+    const field = await input();
+    if (!field) {
+      return false;
+    }
+    if (await field.evaluate((e, v) => e.value === v, value)) {
+      return true;
+    }
+    await field.focus();
+    await page.keyboard.down('Control');
+    await page.keyboard.press('a');
+    await page.keyboard.up('Control');
+    await page.keyboard.type(value);
+    await new Promise((r) => setTimeout(r, 300));
+    return (await input())?.evaluate((e, v) => e.value === v, value);
+  }, 30000, 200);
   await page.keyboard.press('Tab');
 }
 
@@ -224,7 +247,7 @@ async function main() {
   }
   fs.mkdirSync(OUT, { recursive: true });
   for (const f of fs.readdirSync(OUT)) {
-    if (/^\d\d-.*\.png$/.test(f)) {
+    if (/^(\d\d-.*|failed)\.png$/.test(f)) {
       fs.unlinkSync(path.join(OUT, f));
     }
   }
@@ -239,6 +262,7 @@ async function main() {
   report.seen.expected = expected;
   let cs;
   let browser;
+  let page;
   try {
     cs = await startCodeServer(dirs, tmp);
     log(`code-server on 127.0.0.1:${cs.port}`);
@@ -248,7 +272,7 @@ async function main() {
       args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--window-size=1400,900', '--no-first-run'],
       defaultViewport: { width: 1400, height: 900 },
     });
-    const page = await browser.newPage();
+    page = await browser.newPage();
     page.setDefaultTimeout(30000);
     await page.goto(`http://127.0.0.1:${cs.port}/?folder=${encodeURIComponent(dirs.ws)}`, { waitUntil: 'domcontentloaded' });
     await page.waitForSelector('.monaco-workbench .part.statusbar', { visible: true, timeout: 60000 });
@@ -313,13 +337,28 @@ async function main() {
 
     // Hover the close-prior-work squiggle: its nearest papers.
     await gotoLine(page, 158);
-    const squiggle = await until('the close-prior-work squiggle on screen', () => page.$('.view-overlays .squiggly-warning, .squiggly-warning'));
-    const box = await squiggle.boundingBox();
-    await page.mouse.move(box.x + Math.min(40, box.width / 2), box.y + box.height / 2);
+    let tries = 0;
     const hover = await until('the hover with nearest papers', async () => {
       const text = await page.$$eval('.monaco-hover:not(.hidden)', (hs) => hs.map((h) => h.textContent || '').join('\n'));
-      return text.includes('Hierarchical') ? text : undefined;
-    }, 30000);
+      if (text.includes('Hierarchical')) {
+        return text;
+      }
+      // The pointer onto the squiggle, a little further along each try (a move to where it already
+      // is fires no event); after a few tries, the keyboard's Show Hover (Ctrl+K Ctrl+I) as well.
+      const squiggle = await page.$('.squiggly-warning');
+      if (squiggle) {
+        const box = await squiggle.boundingBox();
+        await page.mouse.move(5, 450);
+        await page.mouse.move(box.x + 20 + (tries % 10) * 15, box.y + box.height / 2, { steps: 3 });
+      }
+      if (++tries % 4 === 0) {
+        await page.keyboard.down('Control');
+        await page.keyboard.press('k');
+        await page.keyboard.press('i');
+        await page.keyboard.up('Control');
+      }
+      return undefined;
+    }, 45000, 700);
     report.seen.hover = hover.slice(0, 2000);
     await shot(page, 'hover', 'hover on the close-prior-work paragraph');
     await page.keyboard.press('Escape');
@@ -337,7 +376,11 @@ async function main() {
       if (m && !spinner.includes(m[0].trim())) {
         spinner.push(m[0].trim());
       }
-      return (await notifications(page)).find((n) => /novelty|novel/i.test(n) && n.includes('peerlint'));
+      const shown = await notifications(page);
+      if (shown.some((n) => n.includes('peerlint: checking novelty')) && !spinner.includes('notification')) {
+        spinner.push('notification');
+      }
+      return shown.find((n) => n.includes('peerlint: Novelty '));
     }, 240000, 100);
     report.timings.novelty_s = (Date.now() - novStart) / 1000;
     report.seen.novelty = novelty.slice(0, 2000);
@@ -376,6 +419,34 @@ async function main() {
     report.seen.cite = { key, line: draftLines.findIndex((l) => l.includes(`\\cite{${key}}`)) + 1,
       bib_added: fs.readFileSync(bib, 'utf8').slice(bibBefore.length).trim().slice(0, 600) };
     await shot(page, 'cited', `\\cite{${key}} in draft.tex, entry in refs.bib, both saved`);
+
+    // Cancel a running check: Check novelty on the Introduction, Cancel on its notification; the
+    // editor answers at once (Show related work lists papers while the cancelled check winds down).
+    await gotoLine(page, 66);
+    await palette(page, 'peerlint: Check novelty of selection/paragraph');
+    const cancel = await until('the Cancel button of the running novelty check', async () => {
+      for (const button of await page.$$('.notifications-toasts .notification-list-item .monaco-button')) {
+        if ((await button.evaluate((b) => b.textContent || '')).trim() === 'Cancel') {
+          return button;
+        }
+      }
+      return undefined;
+    });
+    await shot(page, 'novelty-running', 'a second Check novelty, running, with its Cancel button');
+    const cancelled = Date.now();
+    await cancel.click();
+    await until('the "cancelled" message', async () => (await notifications(page)).some((n) => n.includes('peerlint: checking novelty: cancelled.')), 10000);
+    await palette(page, 'peerlint: Show related work');
+    await until('the related-work list after the cancel', () =>
+      page.$$eval('.quick-input-list .monaco-list-row', (rows) => rows.length > 0), 30000);
+    report.timings.cancel_to_related_work_s = (Date.now() - cancelled) / 1000;
+    await shot(page, 'cancelled', `cancelled; Show related work answered ${report.timings.cancel_to_related_work_s} s later`);
+    await page.keyboard.press('Escape');
+  } catch (e) {
+    if (page) {
+      await page.screenshot({ path: path.join(OUT, 'failed.png') }).catch(() => undefined);
+    }
+    throw e;
   } finally {
     report.finished = new Date().toISOString();
     report.total_s = (Date.now() - t0) / 1000;
