@@ -1,10 +1,10 @@
 """The VS Code extension in a real VS Code: clients/vscode/e2e/run.mjs drives code-server with Debian's
 chromium on a copy of examples/ (diagnostics in the Problems panel as `peerlint check` finds them, a
-hover with nearest papers, *Check novelty* from the command palette, *Cite this paper* saved to
-draft.tex and refs.bib, a setting applied without a restart, a running check cancelled). e2e/install.sh installs
-code-server, chromium and the rest from the package registries; only when it says they cannot be installed here (exit 3) is the test skipped, with its
-one-line reason. A failing run is retried once (a browser run on 2 shared cores can miss a
-timeout); a second failure fails the test.
+setting applied without a restart, a hover with nearest papers, *Check novelty* from the command
+palette, *Cite this paper* saved to draft.tex and refs.bib, a running check cancelled).
+e2e/install.sh installs code-server, chromium and the rest from the package registries; only when it
+says they cannot be installed here (exit 3) is the test skipped, with its one-line reason. A failing
+run is retried once (a browser run on 2 shared cores can miss a timeout); a second failure fails it.
 """
 
 from __future__ import annotations
