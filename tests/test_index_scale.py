@@ -73,8 +73,6 @@ def test_append_matches_a_full_build(shipped, tmp_path):
     full = _build(old + new, tmp_path / "full")
     assert full.appended == 0 and full.chunks == report.chunks
     assert report.embedded == sum(len(s) for s in HashEmbedder().split_many([p.text for p in new]))
-    for f in (tmp_path / "full" / "builds").glob("*/lexical-*"):
-        f.unlink()  # an append leaves BM25 to the FTS5 table (no postings arrays yet): compare like with like
     grown, fresh = open_index(tmp_path / "grown"), open_index(tmp_path / "full")
     try:
         assert grown.ids == fresh.ids
@@ -158,5 +156,28 @@ def test_large_indexes_store_int8_and_rerank_exactly(shipped, tmp_path, monkeypa
             best = index.best_chunks(q, [index.id_to_idx[h.paper.id] for h in approx])
             # the int8 graph only proposes candidates: each hit's similarity is the exact cosine
             assert [h.similarity for h in approx] == pytest.approx([best[index.id_to_idx[h.paper.id]][0] for h in approx], abs=1e-6)
+    finally:
+        index.close()
+
+
+def test_an_older_format_index_is_rebuilt_not_appended_to(shipped, tmp_path):
+    import json
+
+    from peerlint.index.store import current_build
+
+    root = tmp_path / "idx"
+    _build(shipped[:100], root)
+    manifest = current_build(root) / "manifest.json"
+    manifest.write_text(json.dumps(json.loads(manifest.read_text()) | {"version": 1}))
+    old = open_index(root)
+    try:
+        assert not old.has_lexical and "peerlint index build" in old.lexical_problem
+    finally:
+        old.close()
+    report = _build(shipped[:120], root)
+    assert report.appended == 0 and report.papers == 120
+    index = open_index(root)
+    try:
+        assert index.has_lexical and index.manifest.version >= 2
     finally:
         index.close()

@@ -20,6 +20,7 @@ single-process build of the same corpus embeds nothing.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import time
@@ -40,7 +41,7 @@ INSTALL_HINT = "the Ray engine needs Ray: run `pip install 'peerlint[scale]'` (o
 
 
 class RayUnavailable(RuntimeError):
-    """Ray is not installed or the cluster cannot be reached; the message names the fix."""
+    """Ray is not installed, the cluster cannot be reached, or the pipeline failed; the message names the fix."""
 
 
 @dataclass(frozen=True)
@@ -151,24 +152,37 @@ def run_pipeline(papers: Sequence[Paper], todo: Sequence[Shard], work: Path, rou
           .map_batches(_ShardActor, fn_constructor_kwargs={"worker": embed_worker, "route": route, "threads": threads},
                        batch_size=1, batch_format="pandas", compute=ray.data.ActorPoolStrategy(size=workers), num_cpus=1))
     by_number = {s.number: s for s in todo}
-    done, embedded, t0 = set(), 0, time.perf_counter()
+    done: set[int] = set()
+    embedded, t0 = 0, time.perf_counter()
     papers_todo = sum(s.hi - s.lo for s in todo)
-    papers_done = 0
-    for row in _rows(ds):
-        shard = by_number[int(row["number"])]
-        if shard.number in done:
-            continue  # a retried task's second answer: the shard is on disk already
-        vectors = np.frombuffer(row["vectors"], dtype=np.float32).reshape(-1, DIM)
-        write_shard(work, ShardChunks(shard, np.asarray(row["paper"], dtype=np.int32), np.asarray(row["start"]),
-                                      np.asarray(row["end"]), vectors))
-        done.add(shard.number)
-        embedded += len(vectors)
-        papers_done += shard.hi - shard.lo
-        if show_progress:
-            rate = embedded / max(1e-9, time.perf_counter() - t0)
-            print(f"ray: shard {len(done)}/{len(todo)} written ({papers_done:,}/{papers_todo:,} papers, "
-                  f"{rate:.1f} chunks/s, {workers} workers)", file=sys.stderr, flush=True)
+    try:
+        for row in _rows(ds):
+            embedded += _write_row(row, by_number, done, work)
+            if show_progress:
+                rate = embedded / max(1e-9, time.perf_counter() - t0)
+                papers_done = sum(by_number[n].hi - by_number[n].lo for n in done)
+                print(f"ray: shard {len(done)}/{len(todo)} written ({papers_done:,}/{papers_todo:,} papers, "
+                      f"{rate:.1f} chunks/s, {workers} workers)", file=sys.stderr, flush=True)
+    except Exception as exc:  # a worker's error, a lost cluster: what is written stays for the rerun
+        if isinstance(exc, (KeyboardInterrupt, OSError)):
+            raise
+        errors = [line.strip() for line in str(exc).splitlines() if re.match(r"\s*\w+(Error|Exception): ", line)]
+        reason = (errors[-1] if errors else type(exc).__name__)[-300:]  # the worker's own error, under Ray's wrapping
+        raise RayUnavailable(f"the Ray pipeline stopped after {len(done)} of {len(todo)} shards ({reason}); they are "
+                             f"kept in {work}: run the same command again to finish") from exc
     return embedded
+
+
+def _write_row(row, by_number: dict[int, Shard], done: set[int], work: Path) -> int:
+    """Write one shard's answer (once: a retried task's second answer is dropped); the chunks it adds."""
+    shard = by_number[int(row["number"])]
+    if shard.number in done:
+        return 0
+    vectors = np.frombuffer(row["vectors"], dtype=np.float32).reshape(-1, DIM)
+    write_shard(work, ShardChunks(shard, np.asarray(row["paper"], dtype=np.int32), np.asarray(row["start"], dtype=np.int64),
+                                  np.asarray(row["end"], dtype=np.int64), vectors))
+    done.add(shard.number)
+    return len(vectors)
 
 
 def merge_shards(papers: Sequence[Paper], shards: Sequence[Shard], work: Path) -> tuple[list[tuple[int, int, int, str]], np.ndarray]:
