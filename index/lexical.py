@@ -69,14 +69,7 @@ def write_table(db: sqlite3.Connection, rows: Iterable[tuple[int, str, str]]) ->
     db.execute(f"CREATE VIRTUAL TABLE {TABLE} USING fts5(title, abstract, content='', "
                "tokenize='unicode61 remove_diacritics 0')")
     postings = PostingsWriter()
-
-    def tokenised() -> Iterator[tuple[int, str, str]]:
-        for idx, title, abstract in rows:
-            title_terms, abstract_terms = terms(title), terms(abstract)
-            postings.add(idx, title_terms, abstract_terms)
-            yield idx, " ".join(title_terms), " ".join(abstract_terms)
-
-    db.executemany(f"INSERT INTO {TABLE}(rowid, title, abstract) VALUES (?,?,?)", tokenised())
+    db.executemany(f"INSERT INTO {TABLE}(rowid, title, abstract) VALUES (?,?,?)", _tokenised(rows, postings))
     db.execute(f"INSERT INTO {TABLE}({TABLE}) VALUES ('optimize')")
     folder = database_folder(db)
     if folder is not None:
@@ -95,19 +88,20 @@ def append_rows(db: sqlite3.Connection, previous: Path, rows: Iterable[tuple[int
     postings = PostingsWriter()
     if old is not None:
         postings.seed(old)
-
-    def tokenised() -> Iterator[tuple[int, str, str]]:
-        for idx, title, abstract in rows:
-            title_terms, abstract_terms = terms(title), terms(abstract)
-            postings.add(idx, title_terms, abstract_terms)
-            yield idx, " ".join(title_terms), " ".join(abstract_terms)
-
-    db.executemany(f"INSERT INTO {TABLE}(rowid, title, abstract) VALUES (?,?,?)", tokenised())
+    db.executemany(f"INSERT INTO {TABLE}(rowid, title, abstract) VALUES (?,?,?)", _tokenised(rows, postings))
     folder = database_folder(db)
     if folder is not None:
         if old is None:
             postings.full = True  # only the new rows: not postings of the whole table
         postings.write(folder)
+
+
+def _tokenised(rows: Iterable[tuple[int, str, str]], postings: "PostingsWriter") -> Iterator[tuple[int, str, str]]:
+    """The table's rows as words (what FTS5 stores), each paper also added to `postings`."""
+    for idx, title, abstract in rows:
+        title_terms, abstract_terms = terms(title), terms(abstract)
+        postings.add(idx, title_terms, abstract_terms)
+        yield idx, " ".join(title_terms), " ".join(abstract_terms)
 
 
 def database_folder(db: sqlite3.Connection) -> Path | None:
