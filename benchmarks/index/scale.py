@@ -32,7 +32,7 @@ LEXICAL_QUERIES = 200
 
 
 def _log(message: str) -> None:
-    print(f"bench index --scale: {message}", file=sys.stderr, flush=True)
+    print(f"bench index: {message}", file=sys.stderr, flush=True)
 
 
 def synthetic_papers(shipped: Sequence, first: int, count: int) -> tuple[list, list[str], list[tuple[int, int, int, str]]]:
