@@ -65,5 +65,6 @@ def test_vscode_end_to_end_in_code_server(vsix, index_path, tmp_path):
     assert seen["novelty"].startswith("peerlint: Novelty "), seen["novelty"]
     assert "notification" in seen["novelty_progress"], "no cancellable notification during Check novelty"
     assert any("checking novelty" in p for p in seen["novelty_progress"]), "no `$/progress` spinner in the status bar"
+    assert seen["related_after_cancel"], "Show related work listed no paper after the cancel"
     assert seen["cite"]["key"] and seen["cite"]["bib_added"].startswith("@"), seen["cite"]
     assert report["timings"]["open_to_first_diagnostics_s"] > 0

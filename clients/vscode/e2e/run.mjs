@@ -437,8 +437,11 @@ async function main() {
     await cancel.click();
     await until('the "cancelled" message', async () => (await notifications(page)).some((n) => n.includes('peerlint: checking novelty: cancelled.')), 10000);
     await palette(page, 'peerlint: Show related work');
-    await until('the related-work list after the cancel', () =>
-      page.$$eval('.quick-input-list .monaco-list-row', (rows) => rows.length > 0), 30000);
+    report.seen.related_after_cancel = await until('the related-work list after the cancel', async () => {
+      const title = await page.$eval('.quick-input-widget .quick-input-title', (e) => e.textContent || '').catch(() => '');
+      const rows = await page.$$eval('.quick-input-list .monaco-list-row', (rs) => rs.map((r) => r.getAttribute('aria-label') || ''));
+      return title.includes('nearest published papers') && rows.length > 0 ? rows.slice(0, 3) : undefined;
+    }, 30000);
     report.timings.cancel_to_related_work_s = (Date.now() - cancelled) / 1000;
     await shot(page, 'cancelled', `cancelled; Show related work answered ${report.timings.cancel_to_related_work_s} s later`);
     await page.keyboard.press('Escape');

@@ -259,7 +259,11 @@ export class Controller implements vscode.Disposable {
       return undefined;
     }
     try {
-      return await this.client.sendRequest<R>('workspace/executeCommand', { command, arguments: args }, token);
+      // No `undefined` token argument: vscode-jsonrpc would send it as a second parameter.
+      const params = { command, arguments: args };
+      return await (token
+        ? this.client.sendRequest<R>('workspace/executeCommand', params, token)
+        : this.client.sendRequest<R>('workspace/executeCommand', params));
     } catch (err) {
       if (token?.isCancellationRequested) {
         return undefined;
