@@ -94,17 +94,19 @@ def _sentence_transformer(name: str, path: Path, bf16: bool) -> Candidate:
     model = SentenceTransformer(str(path), device="cpu")
     if bf16:
         model = model.to(torch.bfloat16)
+    dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension  # renamed in 6.x
+    dim = int(dim())
 
     def encode(texts: Sequence[str]) -> np.ndarray:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out = np.zeros((len(texts), model.get_sentence_embedding_dimension()), dtype=np.float32)
+        out = np.zeros((len(texts), dim), dtype=np.float32)
         for start in range(0, len(order), 32):
             idx = order[start : start + 32]
             out[idx] = model.encode([texts[i] for i in idx], batch_size=32, normalize_embeddings=True,
                                     show_progress_bar=False)
         return out
 
-    return Candidate(name, model.get_sentence_embedding_dimension(), encode, encode)
+    return Candidate(name, dim, encode, encode)
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
