@@ -206,9 +206,10 @@ class VectorIndex:
     @property
     def embedder(self):
         if self._embedder is None:
-            from .embedding.embedder import Embedder
+            from .embedding.embedder import Embedder, query_route
 
-            self._embedder = Embedder(route=self.manifest.model_id.split("@", 1)[-1])
+            # the exact onnx twin of a torch index where it is exported: the same vectors without torch
+            self._embedder = Embedder(route=query_route(self.manifest.model_id))
         return self._embedder
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

