@@ -74,8 +74,12 @@ def read_bibliography(paths: list[Path]) -> list[BibEntry] | None:
 
 def check_file(path: Path, engine: Engine, workspace: Path | None = None,
                read: Callable[[Path], str] | None = None, tier: str = "fast", root: Path | None = None) -> CheckResult:
-    """`root` overrides the root file found from `path`; a choice among several roots is a warning."""
-    found = read_project(path, engine.settings, workspace, read, root)
+    """`root` overrides the root file found from `path`; a choice among several roots is a warning.
+    Chunks are cut by the embedding model's own token count, as the server cuts them, so that
+    `peerlint check` and the editor judge the same paragraphs."""
+    retriever = engine.retriever
+    count = retriever.index.embedder.count_tokens if retriever is not None else None
+    found = read_project(path, engine.settings, workspace, read, root, count_tokens=count)
     bib = read_bibliography(found.project.bib_files)
     report = engine.run(found.project.chunks, tier, bib)
     summaries = []

@@ -76,6 +76,24 @@ async def test_hover_lists_retrieved_papers(client: LanguageClient):
     assert "| sim | venue | year | title |" in hover.contents.value
 
 
+async def test_the_editor_and_peerlint_check_find_the_same(client: LanguageClient):
+    """Same file, index and settings: the same findings on the same lines (the CLI once cut paragraphs
+    by an estimated token count and the server by the model's tokenizer, and they disagreed)."""
+    from peerlint.analyzers.engine import Engine
+    from peerlint.analyzers.project_check import check_file
+    from peerlint.analyzers.retrieval.retriever import Retriever
+    from peerlint.index.store import open_index
+    from peerlint.server.config import Settings
+
+    draft = client.project / "draft.tex"
+    uri = open_file(client, draft)
+    diags = await diagnostics_for(client, uri)
+    engine = Engine(Settings(), retriever=Retriever(open_index(client.index_path)))
+    cli = check_file(draft, engine)
+    assert sorted((d.code, d.range.start.line, d.message) for d in diags) == \
+        sorted((j.code, (j.range or j.chunk.range).start.line, j.message) for j in cli.judgments if j.chunk.uri == uri)
+
+
 async def test_code_lenses_summarise_each_section(client: LanguageClient):
     """Quality and venue style on by default, as one lens a section rather than a diagnostic a paragraph."""
     draft = client.project / "draft.tex"
