@@ -62,3 +62,23 @@ def test_every_route_is_offered_by_the_index_command():
     parser = build_parser()
     for route in ROUTES:
         assert parser.parse_args(["index", "build", "--route", route]).route == route
+
+
+def test_counting_and_splitting_need_no_transformers(texts):
+    """`count_tokens` and `split_many` read the model's tokenizer.json with `tokenizers` and give the
+    same counts and spans as the transformers tokenizer, so chunking loads neither transformers nor torch."""
+    import subprocess
+    import sys
+
+    from peerlint.index.embedding.embedder import _spans
+
+    embedder = Embedder()
+    samples = list(texts) + ["", "Ünïcödé façade — naïve café $x^2$ \\cite{a}", "word " * 400]
+    hf = embedder.tokenizer(samples, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+    assert [embedder.count_tokens(t) for t in samples] == [len(ids) for ids in hf["input_ids"]]
+    assert embedder.split_many(samples, 60) == [_spans(t, [tuple(o) for o in offs], 60)
+                                                for t, offs in zip(samples, hf["offset_mapping"])]
+    probe = ("import sys; from peerlint.index.embedding.embedder import Embedder; e = Embedder(); "
+             "e.count_tokens('a paragraph'); e.split_many(['a paragraph'] * 3, 2); "
+             "print(any(m in sys.modules for m in ('torch', 'transformers')))")
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip() == "False"

@@ -89,6 +89,7 @@ class Embedder:
         self.threads = threads
         self._model = None
         self._tokenizer = None
+        self._word_pieces = None
         self._lock = threading.Lock()
 
     @property
@@ -125,8 +126,21 @@ class Embedder:
             self._tokenizer = AutoTokenizer.from_pretrained(str(model_dir()))
         return self._tokenizer
 
+    @property
+    def word_pieces(self):
+        """The model's fast tokenizer itself (`tokenizers`, from its tokenizer.json): what counting and
+        splitting need, without importing transformers (and torch with it) as `tokenizer` does."""
+        if self._word_pieces is None:
+            from tokenizers import Tokenizer
+
+            tok = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
+            tok.no_truncation()
+            tok.no_padding()
+            self._word_pieces = tok
+        return self._word_pieces
+
     def count_tokens(self, text: str) -> int:
-        return len(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+        return len(self.word_pieces.encode(text, add_special_tokens=False).ids)
 
     def encode(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Normalised vectors, in input order; batches are formed over length-sorted texts."""
@@ -160,8 +174,8 @@ class Embedder:
         out: list[list[Span]] = []
         for i in range(0, len(texts), 256):
             part = list(texts[i : i + 256])
-            enc = self.tokenizer(part, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
-            out.extend(_spans(t, offs, max_tokens) for t, offs in zip(part, enc["offset_mapping"]))
+            enc = self.word_pieces.encode_batch(part, add_special_tokens=False)
+            out.extend(_spans(t, e.offsets, max_tokens) for t, e in zip(part, enc))
         return out
 
 
