@@ -65,6 +65,10 @@ async def measure_size(index: Path, pages: int, typing_seconds: float, workdir: 
     import threading
 
     cache = Path(tempfile.mkdtemp(prefix="peerlint-bench-cache-", dir=workdir))
+    from ...index.embedding.embedder import cache_root
+
+    if (cache_root() / "models").is_dir():  # exported models (the ONNX query route) are set-up, not cache
+        (cache / "models").symlink_to(cache_root() / "models", target_is_directory=True)
     client = _Client()
     env = {**os.environ, "PEERLINT_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
     await client.start_io(sys.executable, "-m", "peerlint", "serve", env=env)
