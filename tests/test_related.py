@@ -324,7 +324,8 @@ def test_one_finding_per_paragraph_and_a_paper_once_per_section(vector_index, tm
     from conftest import EXAMPLES
 
     shutil.copytree(EXAMPLES, tmp_path / "paper")
-    settings = dataclasses.replace(Settings(), related_work_min_similarity=0.0, related_work_k=3)
+    # short chunks, so that several of the example's paragraphs are cut in two
+    settings = dataclasses.replace(Settings(), related_work_min_similarity=0.0, related_work_k=3, max_tokens=80)
     result = check_file(tmp_path / "paper" / "draft.tex", Engine(settings, retriever=Retriever(vector_index)),
                         workspace=tmp_path)
     missing = [j for j in result.judgments if j.code == "missing-related-work"]
