@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
+from pathlib import Path
 
 import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
 from lsp_support import CACHE, CONFIG, diagnostics_for, open_file, start
+from peerlint.benchmarks.robustness.stdio import RawServer
 
 PARAGRAPH = [
     "Predicting the rating of a textual review is a fast-growing application of natural language processing.",
@@ -65,73 +63,20 @@ async def test_superseded_edits_are_never_published(client: LanguageClient):
     assert all(v in (1, 11) for v in published), published
 
 
-def _frame(payload: bytes) -> bytes:
-    return b"Content-Length: %d\r\n\r\n" % len(payload) + payload
-
-
-class _Reader:
-    """JSON-RPC frames from a pipe, with a deadline so a silent server fails the test instead of hanging it."""
-
-    def __init__(self, stream):
-        self.fd = stream.fileno()
-        self.buf = b""
-
-    def _fill(self, deadline: float) -> None:
-        import select
-        import time
-
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([self.fd], [], [], left)[0]:
-            raise TimeoutError("the server sent nothing in time")
-        chunk = os.read(self.fd, 65536)
-        if not chunk:
-            raise EOFError("server closed stdout")
-        self.buf += chunk
-
-    def message(self, timeout: float = 60.0) -> dict:
-        import time
-
-        deadline = time.monotonic() + timeout
-        while b"\r\n\r\n" not in self.buf:
-            self._fill(deadline)
-        head, _, rest = self.buf.partition(b"\r\n\r\n")
-        length = int(next(l.split(b":")[1] for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")))
-        while len(rest) < length:
-            self._fill(deadline)
-            head, _, rest = self.buf.partition(b"\r\n\r\n")
-        self.buf = rest[length:]
-        return json.loads(rest[:length])
-
-    def reply(self, msg_id: int) -> dict:
-        while True:
-            m = self.message()
-            if m.get("id") == msg_id and "method" not in m:
-                return m
-
-
 def test_malformed_messages_do_not_kill_the_server(tmp_path):
-    env = {**os.environ, "PEERLINT_CACHE_DIR": CACHE, "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "peerlint", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, env=env)
+    srv = RawServer.start(Path(CACHE))
     try:
-        proc.stdin.write(_frame(b"{this is not json"))
-        proc.stdin.write(_frame(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {},
-            "initializationOptions": {"indexPath": str(tmp_path / "none")}}}).encode()))
-        proc.stdin.flush()
-        reader = _Reader(proc.stdout)
-        init = reader.reply(1)
+        srv.send(b"{this is not json")
+        srv.request("initialize", {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {},
+                                   "initializationOptions": {"indexPath": str(tmp_path / "none")}}, msg_id=1)
+        init = srv.reply(1, timeout=60)
         assert "capabilities" in init["result"]
         assert init["result"]["capabilities"]["textDocumentSync"]["change"] == 2  # incremental
-        bad = {"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover", "params": {"nonsense": True}}
-        proc.stdin.write(_frame(json.dumps(bad).encode()))
-        proc.stdin.write(_frame(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "workspace/executeCommand",
-                                            "params": {"command": "peerlint.status", "arguments": []}}).encode()))
-        proc.stdin.flush()
-        assert reader.reply(3)["result"]["index"]["ok"] is False  # still serving after both bad messages
-        proc.stdin.write(_frame(json.dumps({"jsonrpc": "2.0", "id": 4, "method": "shutdown"}).encode()))
-        proc.stdin.write(_frame(json.dumps({"jsonrpc": "2.0", "method": "exit"}).encode()))
-        proc.stdin.flush()
-        assert proc.wait(timeout=60) == 0
+        srv.request("textDocument/hover", {"nonsense": True}, msg_id=2)
+        srv.request("workspace/executeCommand", {"command": "peerlint.status", "arguments": []}, msg_id=3)
+        assert srv.reply(3, timeout=60)["result"]["index"]["ok"] is False  # still serving after both bad messages
+        srv.request("shutdown", msg_id=4)
+        srv.notify("exit")
+        assert srv.proc.wait(timeout=60) == 0
     finally:
-        proc.kill()
+        srv.proc.kill()
