@@ -6,50 +6,17 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
 from peerlint.analyzers.llm.base import LLMError
 from peerlint.analyzers.llm.select import is_loopback, make_llm, prompt_destination
+from peerlint.benchmarks.robustness.hosts import HangingHost
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-class _Listener:
-    """A TCP port that counts the connections made to it (and answers none)."""
-
-    def __init__(self):
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.sock.settimeout(0.2)
-        self.accepted = 0
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    @property
-    def host(self) -> str:
-        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-
-    def _run(self) -> None:
-        while not self.stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.accepted += 1
-            conn.close()
-
-    def close(self) -> None:
-        self.stop.set()
-        self.thread.join(2)
-        self.sock.close()
 
 
 @pytest.mark.parametrize("host, local", [
@@ -62,19 +29,19 @@ def test_loopback_addresses_are_told_from_others(host, local, monkeypatch):
 
 
 def test_embedded_sends_nothing_anywhere(monkeypatch):
-    listener = _Listener()
+    listener = HangingHost()  # counts the connections made to it (in `conns`) and answers none
     try:
-        monkeypatch.setenv("OLLAMA_HOST", listener.host)
-        dest = prompt_destination("embedded", host=listener.host)
+        monkeypatch.setenv("OLLAMA_HOST", listener.url)
+        dest = prompt_destination("embedded", host=listener.url)
         assert dest.host is None and dest.local and "nothing leaves" in dest.describe()
-        llm = make_llm("embedded", host=listener.host, cache=False)
+        llm = make_llm("embedded", host=listener.url, cache=False)
         assert llm.name == "embedded"
-        assert listener.accepted == 0
+        assert len(listener.conns) == 0
         forced = prompt_destination("ollama", host="http://gpu-box:11434")  # forcing never probes
         assert forced.host == "http://gpu-box:11434" and not forced.local and 'backend "embedded"' in forced.describe()
-        assert listener.accepted == 0
-        prompt_destination("auto", host=listener.host, probe_timeout=0.5)  # auto looks once, at the configured host only
-        assert listener.accepted >= 1
+        assert len(listener.conns) == 0
+        prompt_destination("auto", host=listener.url, probe_timeout=0.5)  # auto looks once, at the configured host only
+        assert len(listener.conns) >= 1
     finally:
         listener.close()
     with pytest.raises(LLMError, match="unknown LLM backend"):
