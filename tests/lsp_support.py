@@ -15,6 +15,22 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 CACHE = tempfile.mkdtemp(prefix="peerlint-lsp-cache-")
 
 
+class ByteSource:
+    """An async byte source over a fixed buffer (what pygls's stdin reader offers), for the frame reader."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+
+    async def readline(self) -> bytes:
+        at = self.data.find(b"\n")
+        line, self.data = (self.data[: at + 1], self.data[at + 1:]) if at >= 0 else (self.data, b"")
+        return line
+
+    async def readexactly(self, n: int) -> bytes:
+        out, self.data = self.data[:n], self.data[n:]
+        return out
+
+
 def path_of(uri: str) -> Path:
     return Path(unquote(urlparse(uri).path))
 

@@ -18,6 +18,7 @@ from peerlint.analyzers.latex.project import parse_project
 from peerlint.analyzers.latex.wall import ProjectWall
 from peerlint.benchmarks.robustness.fuzz import FILES, PROSE, TOKENS, chunk_problems, fuzz_parser, write_project
 from peerlint.benchmarks.robustness.sessions import random_session
+from lsp_support import ByteSource
 from peerlint.server.framing import FrameReader, decode
 
 _soup = st.lists(st.one_of(st.sampled_from(TOKENS), st.sampled_from(PROSE), st.text(max_size=8)), max_size=30).map("".join)
@@ -44,20 +45,6 @@ def test_the_bench_parser_fuzz_is_clean(tmp_path):
     assert result.figures["projects"] == 200 and result.figures["chunks"] > 100
 
 
-class _Bytes:
-    def __init__(self, data: bytes):
-        self.data = data
-
-    async def readline(self) -> bytes:
-        at = self.data.find(b"\n")
-        line, self.data = (self.data[: at + 1], self.data[at + 1:]) if at >= 0 else (self.data, b"")
-        return line
-
-    async def readexactly(self, n: int) -> bytes:
-        out, self.data = self.data[:n], self.data[n:]
-        return out
-
-
 _frame_parts = st.lists(st.one_of(
     st.binary(max_size=30), st.sampled_from([b"Content-Length: ", b"content-length:", b"\r\n", b"\r\n\r\n", b"{", b"}",
                                              b'{"jsonrpc": "2.0", "id": 1, "method": "m"}', b"[", b"0", b"999", b"\xff"]),
@@ -67,7 +54,7 @@ _frame_parts = st.lists(st.one_of(
 @settings(max_examples=300, deadline=None)
 @given(_frame_parts)
 def test_any_byte_stream_is_read_without_an_exception(data):
-    reader = FrameReader(_Bytes(data))
+    reader = FrameReader(ByteSource(data))
 
     async def read_all() -> int:
         count = 0

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from lsp_support import ByteSource
 from peerlint.benchmarks.robustness.protocol import CASES, run_protocol_cases
 from peerlint.server.framing import FrameReader, SessionGate, decode
 
@@ -23,25 +24,9 @@ def test_every_abuse_case_gets_its_defined_answer_and_the_server_keeps_serving(t
 
 # -- the frame reader and the session gate on their own ----------------------------------------------
 
-class _Bytes:
-    """An async byte source over a fixed buffer (what pygls's stdin reader offers)."""
-
-    def __init__(self, data: bytes):
-        self.data = data
-
-    async def readline(self) -> bytes:
-        at = self.data.find(b"\n")
-        line, self.data = (self.data[: at + 1], self.data[at + 1:]) if at >= 0 else (self.data, b"")
-        return line
-
-    async def readexactly(self, n: int) -> bytes:
-        out, self.data = self.data[:n], self.data[n:]
-        return out
-
-
 def _frames(data: bytes) -> list[tuple]:
     """(kind, id) of every frame in `data`, as the server would see them."""
-    reader = FrameReader(_Bytes(data))
+    reader = FrameReader(ByteSource(data))
     out = []
 
     async def read_all():
