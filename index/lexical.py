@@ -290,11 +290,6 @@ class Lexical:
         weight = {t: tf[t] * math.log(self.papers / df[t]) for t in wanted if df.get(t)}
         return sorted(weight, key=lambda t: -weight[t])[:MAX_TERMS]  # stable: ties keep the text's order
 
-    def match_expression(self, text: str) -> str | None:
-        """An FTS5 MATCH string ORing the text's kept terms; None when none is indexed."""
-        kept = self.kept_terms(text)
-        return " OR ".join(f'"{t}"' for t in kept) if kept else None  # terms hold no double quote
-
     def query(self, text: str) -> LexicalScores | None:
         """BM25 of every paper for the words of `text`; None when none of them is indexed."""
         kept = self.kept_terms(text)
@@ -302,7 +297,8 @@ class Lexical:
             return None
         if self.postings is not None:
             return LexicalScores(self.postings.scores(kept))
-        return LexicalScores.from_dict(self.scores(" OR ".join(f'"{t}"' for t in kept)), self.papers)
+        match = " OR ".join(f'"{t}"' for t in kept)  # terms hold no double quote: FTS5 syntax cannot get in
+        return LexicalScores.from_dict(self.scores(match), self.papers)
 
     def scores(self, match: str) -> dict[int, float]:
         """BM25 score (higher is better) of every paper that matches the FTS5 expression.
