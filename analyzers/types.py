@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
@@ -20,6 +21,10 @@ class Position:
 class Range:
     start: Position
     end: Position
+
+
+PROSE_KINDS = ("paragraph", "abstract")  # the chunk kinds that are the author's running prose
+_WORD = re.compile(r"[A-Za-z]{2,}")
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,11 @@ class Chunk:
     cites: tuple[str, ...] = ()
     paragraph: int = -1  # the `index` of its paragraph's first chunk: a long paragraph's chunks share it
     disabled: frozenset[str] = frozenset()  # codes silenced for this chunk by magic comments
+
+    @property
+    def words(self) -> int:
+        """Words of two letters or more: whether a chunk holds enough prose to be judged."""
+        return len(_WORD.findall(self.text))
 
     @property
     def hash(self) -> str:

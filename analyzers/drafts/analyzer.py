@@ -23,11 +23,10 @@ from ...index.embedding.embedder import cache_root
 from .heads import LinearHead, VenueHead, load_register_head, venue_head_for
 from .scoring import ChunkScore, DraftScorer
 from .text import prepare
-from ..types import AnalysisContext, Chunk, Judgment
+from ..types import PROSE_KINDS, AnalysisContext, Chunk, Judgment
 
 log = logging.getLogger(__name__)
 
-PROSE_KINDS = ("paragraph", "abstract")
 MAX_CACHED = 50_000  # chunk ratings kept in memory per analyzer
 # What `auto` means, from `peerlint bench drafts` (results/drafts-*.json, embedded SmolLM2-135M):
 # informal AUROC embedding 1.00 vs LLM 0.46 vs ensemble 0.98; venue accuracy LDA head 0.52 (kNN 0.42); on 9 items

@@ -23,9 +23,8 @@ from .analyzer import compatible
 from .heads import load_register_head, venue_head_for
 from .text import prepare
 from .venue_guess import STYLES
-from ..types import Chunk, Range
+from ..types import PROSE_KINDS, Chunk, Range
 
-PROSE_KINDS = ("paragraph", "abstract")
 MIN_WORDS = 20  # shorter paragraphs say little about a section's register
 NOT_JUDGED = re.compile(r"acknowledg|funding|author contributions", re.I)  # thanks, not prose to judge
 
@@ -82,15 +81,11 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def _words(text: str) -> int:
-    return len(re.findall(r"[A-Za-z]{2,}", text))
-
-
 def sections_of(chunks: Sequence[Chunk]) -> list[list[Chunk]]:
     """The prose chunks of each section, sections in reading order (a section's name once)."""
     groups: dict[str, list[Chunk]] = {}
     for c in chunks:
-        if (c.kind in PROSE_KINDS and _words(c.text) >= MIN_WORDS and not NOT_JUDGED.search(c.section or "")
+        if (c.kind in PROSE_KINDS and c.words >= MIN_WORDS and not NOT_JUDGED.search(c.section or "")
                 and not prepare(c.text).skipped):
             groups.setdefault(c.section, []).append(c)
     return list(groups.values())

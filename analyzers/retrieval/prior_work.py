@@ -16,15 +16,10 @@ from typing import Sequence
 
 from .related_work import RelatedHit, related_work_for
 from .retriever import HitView, Retriever
-from ..types import AnalysisContext, Chunk, Judgment, Range
+from ..types import PROSE_KINDS, AnalysisContext, Chunk, Judgment, Range
 
-PROSE_KINDS = ("paragraph", "abstract")
 MIN_WORDS = 20  # shorter chunks match everything a little and nothing well
 RELATED_SECTIONS = re.compile(r"related|background|prior|previous|literature|introduction|motivation", re.I)
-
-
-def _words(text: str) -> int:
-    return len(re.findall(r"[A-Za-z]{2,}", text))
 
 
 COVER_DEPTH = 3  # a paragraph whose bibliography holds one of its top-3 papers is not missing related work
@@ -45,7 +40,7 @@ class PriorWorkAnalyzer:
     def analyze(self, chunks: Sequence[Chunk], ctx: AnalysisContext) -> list[Judgment]:
         settings = ctx.settings
         retriever: Retriever = ctx.retriever
-        prose = [c for c in chunks if c.kind in PROSE_KINDS and _words(c.text) >= MIN_WORDS]
+        prose = [c for c in chunks if c.kind in PROSE_KINDS and c.words >= MIN_WORDS]
         if not prose or retriever is None:
             return []
         neighbours = retriever.neighbours(prose, max(settings.hover_k, settings.related_work_k))
