@@ -99,9 +99,12 @@ class OnnxEncoder:
 
     def encode(self, texts: Sequence[str], batch_size: int = 32, normalize_embeddings: bool = True,
                show_progress_bar: bool = False) -> np.ndarray:
+        # Longest first, as sentence-transformers does: each batch pads only to its own longest text,
+        # not to the longest of a random mix (paragraphs of a paper run from 10 to 256 word pieces).
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         out = []
         for start in range(0, len(texts), batch_size):
-            enc = self.tokenizer.encode_batch(list(texts[start : start + batch_size]))
+            enc = self.tokenizer.encode_batch([texts[i] for i in order[start : start + batch_size]])
             mask = np.asarray([e.attention_mask for e in enc], dtype=np.int64)
             feed = {"input_ids": np.asarray([e.ids for e in enc], dtype=np.int64), "attention_mask": mask,
                     "token_type_ids": np.asarray([e.type_ids for e in enc], dtype=np.int64)}
@@ -111,4 +114,9 @@ class OnnxEncoder:
             if normalize_embeddings:
                 pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
             out.append(pooled.astype(np.float32))
-        return np.concatenate(out) if out else np.zeros((0, 384), np.float32)
+        if not out:
+            return np.zeros((0, 384), np.float32)
+        stacked = np.concatenate(out)
+        vectors = np.empty_like(stacked)
+        vectors[order] = stacked
+        return vectors
