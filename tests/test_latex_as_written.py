@@ -366,6 +366,25 @@ def test_chunks_command_prints_what_is_judged(tmp_path):
     assert missing.returncode == 2 and missing.stderr.startswith("peerlint: error: no such file: nope.tex")
 
 
+def test_a_folder_stands_for_the_project_in_it(tmp_path):
+    """`peerlint chunks DIR` (and check, diff): the folder's root file; among several, the one that
+    includes the most files, said once; a folder with no root is an error naming what is missing."""
+    import json
+
+    _tree(tmp_path, {"paper/main.tex": doc("", "\\input{body}"), "paper/body.tex": "\\section{Intro}\nWe study folders.\n",
+                     "paper/template_example.tex": doc("", "An example of the style.")})
+    direct = _peerlint("chunks", "paper/main.tex", "--json", cwd=tmp_path)
+    for folder in ("paper", "."):  # the folder itself, or one level above it
+        out = _peerlint("chunks", folder, "--json", cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout) == json.loads(direct.stdout) != []
+        assert out.stderr.count("holds 2 root files; using main.tex (it includes the most files, 1; also template_example.tex)") == 1
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.tex").write_text("no documentclass here")
+    empty = _peerlint("chunks", "notes", cwd=tmp_path)
+    assert empty.returncode == 2 and "holds no .tex file with \\documentclass" in empty.stderr
+
+
 def test_glossary_acronyms_read_as_their_short_form():
     pre = r"""\usepackage[acronym]{glossaries}
 \newacronym{ml}{ML}{machine learning}

@@ -271,3 +271,38 @@ def find_root(path: Path, workspace: Path | None = None, read: Reader | None = N
               extra_roots: Iterable[str | Path] = ()) -> Path:
     """The root .tex file to parse when `path` is edited (`pick_root` without its note)."""
     return pick_root(path, workspace, read, extra_roots=extra_roots).root
+
+
+def root_in_folder(folder: Path, read: Reader | None = None) -> RootChoice | None:
+    """The root file of the project in `folder` (for `peerlint check DIR`): its `.tex` files with
+    `\\documentclass`, else those one level down (a `paper/` folder); among several, the one that
+    latexmkrc names, else the one that includes the most files (the paper rather than a template's
+    example beside it), else the first by name, with a note naming the others. None when the
+    folder holds no root."""
+    read = read or read_file
+    folder = norm_path(folder)
+    for pattern in ("*.tex", "*/*.tex"):
+        try:
+            cands = sorted(folder.glob(pattern))[:200]
+        except OSError:
+            return None
+        texts = {norm_path(c): try_read(c, read) or "" for c in cands}
+        roots = [c for c, t in texts.items() if _documentclass(t)]
+        if roots:
+            break
+    else:
+        return None
+    if len(roots) == 1:
+        return RootChoice(roots[0])
+    named = [r for d in dict.fromkeys(r.parent for r in roots) for r in latexmkrc_roots(d, read) if r in roots]
+    files = {r: sum(1 for _ in include_tree(r, texts[r], read)) for r in roots}
+    most = [r for r in roots if files[r] == max(files.values())]
+    if named:
+        root, why = named[0], "named by latexmkrc"
+    elif len(most) == 1:
+        root, why = most[0], f"it includes the most files, {files[most[0]] - 1}"
+    else:
+        root, why = most[0], "first by name"
+    others = ", ".join(r.name for r in roots if r != root)
+    return RootChoice(root, f"{folder.name} holds {len(roots)} root files; using {root.name} ({why}; also {others}); "
+                            "choose with --root or by naming the file")

@@ -7,13 +7,12 @@ import json
 import sys
 from pathlib import Path
 
-from ...errors import UserError
-from .common import display_path, index_arg, load_settings, open_index_or_fail, warn
+from .common import display_path, index_arg, load_settings, open_index_or_fail, project_file, warn
 
 
 def register(sub) -> None:
     p = sub.add_parser("check", help="diagnose a LaTeX file (or its whole project) and print file:line:col findings")
-    p.add_argument("file", type=Path)
+    p.add_argument("file", type=Path, help="a .tex file of the project, or its folder (its root file is used)")
     p.add_argument("--root", type=Path, help="the project's root .tex (default: found from FILE, said when ambiguous)")
     index_arg(p)
     p.add_argument("--settings", type=Path, help="JSON file of settings, as the editor would send them")
@@ -26,12 +25,11 @@ def run(args: argparse.Namespace) -> int:
     from ...analyzers.project_check import check_file
     from ...analyzers.retrieval.retriever import Retriever
 
-    if not args.file.exists():
-        raise UserError(f"no such file: {args.file}")
+    file, root = project_file(args.file, args.root)
     settings = load_settings(args.settings)
     index = open_index_or_fail(args.index or (Path(settings.index_path) if settings.index_path else None))
     engine = Engine(settings, retriever=Retriever(index, settings.search_mode, settings.published_before or None, warn=warn))
-    result = check_file(args.file, engine, root=args.root)  # no workspace: the project is the root's folder
+    result = check_file(file, engine, root=root)  # no workspace: the project is the root's folder
     for w in result.warnings:
         warn(w)
     rows = sorted(result.judgments, key=lambda j: (j.chunk.uri, j.chunk.range.start.line, j.chunk.range.start.character))

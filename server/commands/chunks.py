@@ -12,13 +12,12 @@ import argparse
 import json
 from pathlib import Path
 
-from ...errors import UserError
-from .common import display_path, load_settings, warn
+from .common import display_path, load_settings, project_file, warn
 
 
 def register(sub) -> None:
     p = sub.add_parser("chunks", help="show the prose peerlint reads from a LaTeX file's project, chunk by chunk")
-    p.add_argument("file", type=Path)
+    p.add_argument("file", type=Path, help="a .tex file of the project, or its folder (its root file is used)")
     p.add_argument("--root", type=Path, help="the project's root .tex (default: found from FILE, said when ambiguous)")
     p.add_argument("--settings", type=Path, help="JSON file of settings, as the editor would send them")
     p.add_argument("--json", action="store_true", help="one JSON list of {uri, range, section, kind, cites, text}")
@@ -32,10 +31,8 @@ def _position(p) -> dict:
 def run(args: argparse.Namespace) -> int:
     from ...analyzers.project_check import read_project
 
-    for path in (args.file, args.root):
-        if path is not None and not path.exists():
-            raise UserError(f"no such file: {path}")
-    found = read_project(args.file, load_settings(args.settings), root=args.root)  # the project: the root's folder
+    file, root = project_file(args.file, args.root)
+    found = read_project(file, load_settings(args.settings), root=root)  # the project: the root's folder
     for w in found.warnings:
         warn(w)
     project = found.project

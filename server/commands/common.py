@@ -32,6 +32,25 @@ def load_settings(path: Path | None):
     return settings
 
 
+def project_file(file: Path, root: Path | None) -> tuple[Path, Path | None]:
+    """FILE and --root of `check`, `chunks` and `diff`, checked: a folder stands for the project in
+    it (its root file, said when several are possible), so `peerlint check paper/` works."""
+    for path in (file, root):
+        if path is not None and not path.exists():
+            raise UserError(f"no such file: {path}")
+    if not file.is_dir():
+        return file, root
+    from ...analyzers.latex.roots import root_in_folder
+
+    choice = root_in_folder(file)
+    if choice is None:
+        raise UserError(f"{file} holds no .tex file with \\documentclass (nor does any folder right inside it); "
+                        "name the file to check")
+    if choice.note:
+        warn(choice.note)
+    return choice.root, root
+
+
 def index_path(path: Path | None) -> Path:
     from ...index.build import default_index_path
 

@@ -14,14 +14,14 @@ import sys
 from pathlib import Path
 
 from ...errors import UserError
-from .common import display_path, load_settings, warn
+from .common import display_path, load_settings, project_file, warn
 
 FIRST_WORDS = 8
 
 
 def register(sub) -> None:
     p = sub.add_parser("diff", help="judge each changed paragraph of a LaTeX project against its previous version in git")
-    p.add_argument("file", type=Path)
+    p.add_argument("file", type=Path, help="a .tex file of the project, or its folder (its root file is used)")
     p.add_argument("--rev", default="HEAD", help="the git revision to compare with (default: HEAD)")
     p.add_argument("--root", type=Path, help="the project's root .tex (default: found from FILE, said when ambiguous)")
     p.add_argument("--settings", type=Path, help="JSON file of settings, as the editor would send them")
@@ -129,15 +129,13 @@ def run(args: argparse.Namespace) -> int:
     from ...analyzers.llm.base import LLMError
     from ...analyzers.project_check import parse_options
 
-    for path in (args.file, args.root):
-        if path is not None and not path.exists():
-            raise UserError(f"no such file: {path}")
+    file, root = project_file(args.file, args.root)
     try:
         options = parse_options(load_settings(args.settings))
     except ValueError as exc:
         raise UserError(str(exc)) from None
     try:
-        result = diff_project(args.file, make_judge(), args.rev, options, workspace=Path.cwd(), root=args.root)
+        result = diff_project(file, make_judge(), args.rev, options, workspace=Path.cwd(), root=root)
     except LLMError as exc:
         raise UserError(f"revision judgments need the embedded language model: {exc} (see `peerlint doctor`)") from None
     if args.json:
