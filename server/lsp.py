@@ -3,7 +3,9 @@
 Scheduling: an open or save analyses at once; a change waits `debounceMs` of quiet (TexLab's
 300 ms), and a newer change cancels the wait, so fast typing never builds a backlog. Analysis
 runs on a worker thread and never blocks requests. The LLM tier runs after the fast tier on its
-own worker, reports `$/progress`, and is superseded by the next edit.
+own worker, reports `$/progress`, and is superseded by the next edit. *Check novelty* stops when
+the client cancels its request or its progress: it polls before each LLM call, so the LLM worker is
+free again within one call.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
+from ..analyzers.novelty.cancel import CheckCancelled
 from .code_actions import cite_action, cite_edit, cite_targets, disable_actions, edit_inside, paper_from_hit
 from .diagnostics import hover_markdown, to_diagnostic
 from .framing import serve_frames
@@ -153,7 +156,8 @@ class PeerlintServer(LanguageServer):
             if progress:
                 self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
 
-    async def begin_progress(self, token: str, title: str) -> bool:
+    async def begin_progress(self, token: str, title: str, stop: threading.Event | None = None) -> bool:
+        """Begin a work-done progress; with `stop`, the progress is cancellable and its Cancel sets `stop`."""
         caps = self.client_capabilities.window
         if not (caps and caps.work_done_progress):
             return False
@@ -161,14 +165,29 @@ class PeerlintServer(LanguageServer):
             await self.work_done_progress.create_async(token)
         except Exception:
             return False
-        self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=False))
+        if stop is not None:  # pygls cancels this future on window/workDoneProgress/cancel
+            self.work_done_progress.tokens[token].add_done_callback(lambda f: f.cancelled() and stop.set())
+        self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=stop is not None))
         return True
 
-    async def run_with_progress(self, title: str, fn, *args, reports: bool = False):
+    def on_request_cancelled(self, stop: threading.Event) -> None:
+        """Set `stop` when the client cancels the request being handled ($/cancelRequest). pygls then
+        answers the request itself (RequestCancelled) but leaves the command's own work running;
+        `protocol.msg_id` is the request's id and `_request_futures` holds its future (pygls 2.1)."""
+        future = self.protocol._request_futures.get(self.protocol.msg_id)
+        if future is not None:
+            future.add_done_callback(lambda f: f.cancelled() and stop.set())
+
+    async def run_with_progress(self, title: str, fn, *args, reports: bool = False, cancellable: bool = False):
         """`fn(*args)` on the LLM worker under a work-done progress; `reports`: `fn` also gets a
-        (done, total) callback that updates the progress from the worker thread."""
+        (done, total) callback that updates the progress from the worker thread; `cancellable`: `fn`
+        also gets an `is_cancelled()` that turns true when the client cancels the request or the
+        progress, and raises `CheckCancelled` once it sees it (then the LLM worker is free again)."""
         token = str(uuid.uuid4())
-        progress = await self.begin_progress(token, title)
+        stop = threading.Event()
+        if cancellable:
+            self.on_request_cancelled(stop)
+        progress = await self.begin_progress(token, title, stop if cancellable else None)
         loop = asyncio.get_running_loop()
 
         def report(done: int, total: int) -> None:
@@ -176,8 +195,12 @@ class PeerlintServer(LanguageServer):
                 loop.call_soon_threadsafe(self.work_done_progress.report, token, lsp.WorkDoneProgressReport(
                     message=f"{done}/{total}", percentage=int(100 * done / max(total, 1))))
 
+        extra = ((report,) if reports else ()) + ((stop.is_set,) if cancellable else ())
         try:
-            return await loop.run_in_executor(self.llm_worker, fn, *args, *((report,) if reports else ()))
+            return await loop.run_in_executor(self.llm_worker, fn, *args, *extra)
+        except CheckCancelled:
+            log.info("%s: cancelled by the client; stopped after the LLM call in flight", title)
+            return {"ok": False, "cancelled": True, "reason": "cancelled"}
         finally:
             if progress:
                 self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
@@ -362,7 +385,7 @@ async def cmd_novelty(ls: PeerlintServer, *args) -> dict:
     end = where.get("end")
     end = (int(end["line"]), int(end["character"])) if isinstance(end, dict) else None
     result = await ls.run_with_progress("peerlint: checking novelty", ls.service.check_novelty, where["uri"],
-                                        int(where["line"]), int(where["character"]), end)
+                                        int(where["line"]), int(where["character"]), end, cancellable=True)
     state = ls.service.project_of(where["uri"])
     if state is not None:
         ls.publish(state)

@@ -17,6 +17,7 @@ from ..analyzers.retrieval.bibliography import BibEntry
 from ..analyzers.engine import Engine, llm_failure
 from ..analyzers.latex.parse import LineIndex, line_index, selection_chunk
 from ..analyzers.latex.wall import ProjectWall
+from ..analyzers.novelty.cancel import cancellable
 from ..analyzers.novelty.check import NoveltyChecker
 from ..analyzers.project_check import read_bibliography, read_project
 from ..analyzers.retrieval.retriever import HitView, Retriever
@@ -341,9 +342,11 @@ class Service:
         }
 
     # -- commands ---------------------------------------------------------------------------
-    def check_novelty(self, uri: str, line: int, character: int, end: tuple[int, int] | None = None) -> dict:
+    def check_novelty(self, uri: str, line: int, character: int, end: tuple[int, int] | None = None,
+                      is_cancelled: Callable[[], bool] = lambda: False) -> dict:
         """Calibrated novelty of the selection (from line:character to `end`), else of the paragraph at
-        the cursor, else of the abstract, with an LLM justification; a `novelty` diagnostic."""
+        the cursor, else of the abstract, with an LLM justification; a `novelty` diagnostic.
+        `is_cancelled` is polled before each LLM call: once true, `CheckCancelled` ends the check."""
         chunk = self.selection(uri, line, character, end) if end is not None else None
         chunk = chunk or self.chunk_at(uri, line, character)
         if chunk is None:
@@ -353,7 +356,7 @@ class Service:
             return {"ok": False, "reason": "put the cursor in a paragraph of prose (or give the draft an abstract)"}
         if self.retriever() is None:
             return {"ok": False, "reason": self.index_error}
-        llm = self.llm()
+        llm = cancellable(self.llm(), is_cancelled)
         judgment = self.novelty_checker().check(chunk, llm, self.settings.severity_of("novelty"),
                                                 self.settings.close_prior_work_threshold)
         verdict = self.nova_verdict(chunk, llm)
