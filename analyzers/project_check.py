@@ -7,12 +7,13 @@ server alike: which root, which wall (the root's folder, or the workspace folder
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from .drafts.summaries import SectionSummary, summarise
-from .drafts.venue_guess import guess_venue
+from .drafts.venue_guess import draft_date, evidence_before, guess_venue
 from .retrieval.bibliography import BibEntry, read_bib_files
 from .engine import Engine
 from .latex.parse import ParseOptions
@@ -81,13 +82,17 @@ def check_file(path: Path, engine: Engine, workspace: Path | None = None,
     count = retriever.index.embedder.count_tokens if retriever is not None else None
     found = read_project(path, engine.settings, workspace, read, root, count_tokens=count)
     bib = read_bibliography(found.project.bib_files)
-    report = engine.run(found.project.chunks, tier, bib)
-    summaries = []
-    if engine.settings.section_summaries:
-        venue = engine.settings.target_venue or guess_venue(_text_of(found.choice.root, read))
-        summaries = summarise(found.project.chunks, engine.retriever, venue)
-    return CheckResult(found.choice.root, found.project.chunks, report.judgments, found.warnings + report.errors, bib,
-                       summaries)
+    root_text = _text_of(found.choice.root, read)
+    venue = engine.settings.target_venue or guess_venue(root_text)
+    date = draft_date(root_text, found.choice.root.name)
+    # the same settings the server runs a project with: its guessed venue, its draft's date
+    settings = dataclasses.replace(engine.settings, target_venue=venue,
+                                   published_before=evidence_before(engine.settings.published_before, date))
+    report = engine.run(found.project.chunks, tier, bib, settings=settings)
+    dated = [date.note()] if date is not None and engine.settings.published_before == "auto" else []
+    summaries = summarise(found.project.chunks, engine.retriever, venue) if engine.settings.section_summaries else []
+    return CheckResult(found.choice.root, found.project.chunks, report.judgments,
+                       found.warnings + dated + report.errors, bib, summaries)
 
 
 def _text_of(path: Path, read: Callable[[Path], str] | None) -> str:

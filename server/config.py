@@ -49,7 +49,8 @@ class Settings:
     suggestion_tokens: int = 80  # length limit of the LLM's one suggestion per flagged chunk
     max_suggestions: int = 2  # flagged chunks per analysis run that get an LLM suggestion (lowest rated first)
     search_mode: str = DEFAULT_MODE  # how every finding finds papers: dense | lexical | hybrid (README "Retrieval")
-    published_before: str = ""  # ISO date or year: only papers published strictly before it are evidence; empty: all
+    published_before: str = "auto"  # ISO date or year: only papers published strictly before it are evidence;
+    # "auto": the deadline of the past venue whose style the draft uses (`draft_date`); empty: all
     llm_timeout_s: int = 60  # the longest one LLM request may take before the LLM checks report it (once)
     extra_roots: tuple[str, ...] = ()  # folders outside the project that \input, .bib etc. may read (README "The project root is a wall")
     section_summaries: bool = True  # per-section quality / venue-style / reads-like lines (code lens, `check`)
@@ -124,9 +125,9 @@ def _choice(options: tuple[str, ...]) -> Callable[[Any], str]:
 
 def _before(value: Any) -> str:
     if not isinstance(value, (str, int)) or isinstance(value, bool):
-        raise TypeError(f"expected a year or an ISO date such as 2019 or 2019-06-01, got {value!r}")
+        raise TypeError(f"expected a year, an ISO date such as 2019 or 2019-06-01, or \"auto\", got {value!r}")
     text = str(value).strip()
-    if text:
+    if text and text != "auto":
         parse_before(text)
     return text
 

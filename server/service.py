@@ -23,7 +23,7 @@ from ..analyzers.project_check import read_bibliography, read_project
 from ..analyzers.retrieval.retriever import HitView, Retriever
 from ..analyzers.types import Chunk, Judgment, Position
 from ..analyzers.drafts.summaries import SectionSummary, summarise
-from ..analyzers.drafts.venue_guess import guess_venue
+from ..analyzers.drafts.venue_guess import DraftDate, draft_date, evidence_before, guess_venue
 from ..index.build import default_index_path
 from ..index.embedding.embedder import cache_root
 from ..index.store import IndexError_, build_command, open_index
@@ -48,6 +48,7 @@ class ProjectState:
     judgments: dict[str, list[Judgment]] = field(default_factory=dict)  # uri -> fast + llm findings
     warnings: list[str] = field(default_factory=list)
     venue_guess: str = ""  # from the root file's \documentclass / \usepackage (used when target_venue is unset)
+    date: DraftDate | None = None  # from a past venue's style: evidence limited to before it (publishedBefore "auto")
     summaries: list[SectionSummary] = field(default_factory=list)
     summaries_key: tuple = ()  # the chunks and venue the summaries were made from
     wall: ProjectWall | None = None  # where the project's files may be read and written (None: nowhere)
@@ -162,8 +163,11 @@ class Service:
         found = read_project(uri_to_path(uri), self.settings, self.workspace, self._read, count_tokens=count)
         root, project = found.choice.root, found.project
         files = [p.as_uri() for p in project.files] or [uri]
+        root_text = self._read(root)
+        date = draft_date(root_text, root.name)
+        warnings = found.warnings + ([date.note()] if date is not None and self.settings.published_before == "auto" else [])
         state = ProjectState(root, files, project.chunks, read_bibliography(project.bib_files), project.bib_files,
-                             warnings=found.warnings, venue_guess=guess_venue(self._read(root)), wall=found.wall)
+                             warnings=warnings, venue_guess=guess_venue(root_text), date=date, wall=found.wall)
         with self._lock:
             old = self.projects.get(root)
             if old is not None:
@@ -189,7 +193,8 @@ class Service:
             return state
         if tier == "llm":
             self.llm()
-        settings = replace(self.settings, target_venue=self.settings.target_venue or state.venue_guess)
+        settings = replace(self.settings, target_venue=self.settings.target_venue or state.venue_guess,
+                           published_before=evidence_before(self.settings.published_before, state.date))
         report = self.engine.run(state.chunks, tier, state.bib, is_cancelled, settings)
         if tier == "llm" and "revisions" in self.settings.analyzers and not is_cancelled():
             report.judgments.extend(self.revision_judgments(state))
@@ -277,8 +282,18 @@ class Service:
             return None
         return selection_chunk(state.chunks, self.document_text(uri), uri, Position(line, character), Position(*end))
 
-    def nearest(self, chunk: Chunk, k: int | None = None) -> list[HitView]:
+    def retriever_for(self, chunk: Chunk):
+        """The retriever for `chunk`'s project: limited to the draft's own date when it has one and
+        `publishedBefore` is "auto" (None without an index)."""
         retriever = self.retriever()
+        state = self.project_of(chunk.uri)
+        if retriever is None or state is None:
+            return retriever
+        before = evidence_before(self.settings.published_before, state.date)
+        return retriever if (before or None) == retriever.before else retriever.scoped(before)
+
+    def nearest(self, chunk: Chunk, k: int | None = None) -> list[HitView]:
+        retriever = self.retriever_for(chunk)
         if retriever is None:
             return []
         k = k or self.settings.hover_k
@@ -287,7 +302,7 @@ class Service:
     def related(self, chunk: Chunk, k: int = 10) -> list[dict]:
         """*Show related work*: SciPIP SEC retrieval (semantic + shared entities + co-citation,
         near-duplicates stepped back), each paper with the stages that found it."""
-        retriever = self.retriever()
+        retriever = self.retriever_for(chunk)
         if retriever is None:
             return []
         from ..analyzers.retrieval.prior_work import sec_related, with_provenance
@@ -378,7 +393,7 @@ class Service:
         with self._lock:
             found = self._nova.get(key)
         if found is None:
-            found = check_idea(chunk.text, self.retriever(), llm, rounds=1)
+            found = check_idea(chunk.text, self.retriever_for(chunk), llm, rounds=1)
             with self._lock:
                 if len(self._nova) > 256:
                     self._nova.clear()

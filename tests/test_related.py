@@ -395,3 +395,48 @@ def test_cite_recovery_makes_a_truth_from_a_latex_project(index_path, vector_ind
     rows = {r["row"]: r for r in result["rows"]}
     assert rows["dense"]["recall"]["10"] == 1.0  # each paragraph is its cited paper's own abstract
     assert "cite recovery: mypaper: 2 paragraphs cite 4 works, 3 in its .bib, 2 in the index" in capsys.readouterr().err
+
+
+def test_an_old_draft_is_judged_against_what_existed_then(vector_index, tmp_path):
+    """ACL 2019's style dates the draft: with publishedBefore "auto" every paper of its evidence
+    predates ACL 2019's deadline, said once; "" gives all papers back, newer ones included."""
+    from peerlint.analyzers.engine import Engine
+    from peerlint.analyzers.project_check import check_file
+    from peerlint.analyzers.retrieval.retriever import Retriever
+    from peerlint.server.config import Settings
+
+    from conftest import REPO
+
+    shutil.copytree(REPO / "tests" / "data" / "real" / "acl2019-highres", tmp_path / "paper")
+    loose = dataclasses.replace(Settings(), related_work_min_similarity=0.0, related_work_k=5)
+    retriever = Retriever(vector_index)
+
+    def years(settings):
+        result = check_file(tmp_path / "paper" / "acl2019.tex", Engine(settings, retriever=retriever))
+        hits = [h for j in result.judgments for h in j.evidence.get("hits", [])]
+        assert hits
+        return [h["year"] for h in hits], result.warnings
+
+    dated, warnings = years(loose)
+    assert max(dated) <= 2018
+    assert [w for w in warnings if "published before 2019-02-01" in w and "acl2019" in w] == [warnings[0]]
+    undated, warnings = years(dataclasses.replace(loose, published_before=""))
+    assert max(undated) > 2018 and not any("published before" in w for w in warnings)
+    assert retriever.before is None  # the shared retriever keeps no project's date
+
+
+def test_draft_dates_come_from_past_venue_styles():
+    import datetime
+
+    from peerlint.analyzers.drafts.venue_guess import draft_date, evidence_before
+
+    today = datetime.date(2026, 11, 24)
+    acl = draft_date("\\documentclass{article}\n\\usepackage[hyperref]{acl2019}\n", "paper.tex", today)
+    assert (acl.venue, acl.year, acl.before, acl.style) == ("ACL", 2019, "2019-02-01", "acl2019")
+    assert draft_date("\\usepackage{iclr2020_conference,times}", "", today).before == "2019-10-01"  # deadline the year before
+    assert draft_date("\\usepackage[hyperref]{style/naacl2021}", "", today).venue == "NAACL"
+    assert draft_date("\\documentclass{article}", "emnlp2020.tex", today).before == "2020-06-01"  # from the root's name
+    assert draft_date("% \\usepackage{acl2019}\n\\usepackage{neurips_2026}", "", today) is None  # this year's: no date
+    assert draft_date("\\usepackage{cvpr}\n\\usepackage{jmlr2e}", "main.tex", today) is None  # no year; a journal
+    assert evidence_before("auto", acl) == "2019-02-01" and evidence_before("auto", None) == ""
+    assert evidence_before("2017", acl) == "2017" and evidence_before("", acl) == ""

@@ -210,7 +210,7 @@ def test_settings_validate_search_mode_and_published_before():
     kept = s.updated({"searchMode": "bm25", "publishedBefore": "2019-13-01"}, warnings.append)
     assert (kept.search_mode, kept.published_before) == ("lexical", "2019-06-01") and len(warnings) == 2
     assert Settings().updated({"published_before": 2018}, warnings.append).published_before == "2018"
-    assert Settings().search_mode == hybrid.DEFAULT_MODE and Settings().published_before == ""
+    assert Settings().search_mode == hybrid.DEFAULT_MODE and Settings().published_before == "auto"
 
 
 def test_service_applies_the_settings_to_its_retriever(index_path, tmp_path):

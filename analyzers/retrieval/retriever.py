@@ -9,6 +9,7 @@ search existed it answers densely and says so once, naming the rebuild command.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import logging
 import threading
@@ -94,14 +95,29 @@ class Retriever:
         self._lock = threading.Lock()
         self._warn = warn or log.warning
         self._warned = False
-        self.embedded = 0  # chunks embedded so far: tests and the bench read it
+        self._embedded = [0]  # shared with `scoped` views, so the count is of all of them
+
+    @property
+    def embedded(self) -> int:
+        """Chunks embedded so far, by this retriever and its scoped views: tests and the bench read it."""
+        return self._embedded[0]
 
     def configure(self, mode: str = DEFAULT_MODE, before: str | None = None) -> None:
-        """Set the search mode and the published-before date; a ValueError names a bad one."""
+        """Set the search mode and the published-before date; a ValueError names a bad one. "auto" is
+        no date here: the engine scopes each project's run to the date its draft gives (`scoped`)."""
         hybrid.check_mode(mode)
+        if before == "auto":
+            before = None
         if before:
             parse_before(before)
         self.mode, self.before = mode, (before or None)
+
+    def scoped(self, before: str | None) -> "Retriever":
+        """This retriever with another published-before date, sharing its caches (keyed by the date,
+        so none goes stale) and lock: one project's old draft does not date another's evidence."""
+        view = copy.copy(self)
+        view.configure(self.mode, before)
+        return view
 
     @property
     def notice(self) -> str | None:
@@ -138,7 +154,7 @@ class Retriever:
             with self._lock:
                 for h, v in zip(unique, vecs):
                     self._vectors.put(h, v)
-                self.embedded += len(unique)
+                self._embedded[0] += len(unique)
         with self._lock:
             return [self._vectors[h] for h in hashes]
 
