@@ -3,8 +3,8 @@
 What `bench.py`'s synthetic rows measure is a graph held in the bench's own memory; this measures the
 product's path at research scale:
 1. N synthetic papers, one chunk each: titles and abstracts recycled from the shipped corpus (so BM25
-   sees real word statistics, each text ~N/17,630 times), chunk vectors from `synthetic.clustered_vectors`
-   (shaped like MiniLM neighbourhoods), written by the index's own writer (`finish_build`; the SEC
+   sees real word statistics, each text ~N/17,630 times), chunk vectors from `synthetic.near_real`
+   (drawn between neighbouring MiniLM vectors of the shipped corpus, plus noise), written by the index's own writer (`finish_build`; the SEC
    entity postings are skipped) under `--work`, and kept there so a second run reuses the build;
 2. a fresh process opens it with `VectorIndex` (graph and vectors memory-mapped) and measures the open
    time, its RSS, dense p50/p99 and recall@10 against exact search over the stored float16 vectors, and
@@ -15,7 +15,6 @@ product's path at research scale:
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import subprocess
@@ -27,7 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 
 APPEND_PAPERS = 2000
-BLOCK = 500_000  # vectors generated per block (own clusters): 3M never sit in memory as float32
+BLOCK = 500_000  # vectors generated per block: 3M never sit in memory as float32
 LEXICAL_QUERIES = 200
 
 
@@ -52,35 +51,30 @@ def synthetic_papers(shipped: Sequence, first: int, count: int) -> tuple[list, l
 
 
 def synthetic_vectors(n: int, n_queries: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """n float16 base vectors and n_queries float32 held-out queries, block by block (queries spread over blocks)."""
-    from .synthetic import clustered_vectors
+    """n float16 base vectors and n_queries held-out float32 queries, all drawn around the shipped MiniLM vectors."""
+    from .synthetic import near_real
 
     base = np.empty((n, 384), dtype=np.float16)
-    queries = []
-    blocks = max(1, -(-n // BLOCK))
-    for b in range(blocks):
-        lo, hi = b * BLOCK, min(n, (b + 1) * BLOCK)
-        q = n_queries // blocks + (1 if b < n_queries % blocks else 0)
-        data = clustered_vectors(hi - lo + q, 384, rng)
-        base[lo:hi] = data[: hi - lo]
-        queries.append(data[hi - lo :])
-        del data
-        gc.collect()
-    return base, np.concatenate(queries)
+    for lo in range(0, n, BLOCK):
+        base[lo : min(n, lo + BLOCK)] = near_real(min(n, lo + BLOCK) - lo, rng)
+    return base, near_real(n_queries, rng)
 
 
 def build_synthetic(root: Path, n: int, n_queries: int, rng: np.random.Generator, shipped) -> dict[str, Any]:
     """Write (or reuse) the N-paper index under `root`; its queries and exact top-10 are kept beside it."""
     from ...index.build import finish_build
-    from ...index.store import current_build, IndexError_
+    from ...index.store import current_build, IndexError_, make_live
     from .synthetic import exact_top_k
 
     marker = root / "scale-queries.npz"
-    try:
-        live = current_build(root)
-        if marker.exists() and json.loads((live / "manifest.json").read_text())["papers"] == n:
+    try:  # a finished build is reused, with the live index pointed back at it if a run appended to it
+        info = json.loads((root / "scale-build.json").read_text())
+        base = root / "builds" / info["build"]
+        if marker.exists() and info["papers"] == n and json.loads((base / "manifest.json").read_text())["papers"] == n:
+            if current_build(root) != base:
+                make_live(root, base)
             _log(f"reusing the {n:,}-paper index at {root}")
-            return json.loads((root / "scale-build.json").read_text())
+            return info
     except (IndexError_, OSError, ValueError, KeyError):
         pass
     t0 = time.perf_counter()
@@ -94,12 +88,12 @@ def build_synthetic(root: Path, n: int, n_queries: int, rng: np.random.Generator
     _log(f"writing the index ({n:,} papers) with the index's own writer")
     t0 = time.perf_counter()
     (root / "builds").mkdir(parents=True, exist_ok=True)
-    build = finish_build(root, papers, content, rows, base, "synthetic@clustered", ["bench-scale"], 200,
+    build = finish_build(root, papers, content, rows, base, "synthetic@near-real", ["bench-scale"], 200,
                          show_progress=sys.stderr.isatty(), entities=False)
     build_s = time.perf_counter() - t0
     np.savez(marker, queries=queries, truth=truth)
     info = {"papers": n, "generate_seconds": round(gen_s, 1), "exact_truth_seconds": round(truth_s, 1),
-            "build_seconds": round(build_s, 1), "build": build.name,
+            "build_seconds": round(build_s, 1), "build": build.name, "peak_rss_mb": round(_peak_kib() / 1024, 1),
             "files_bytes": {f.name: f.stat().st_size for f in build.iterdir() if f.is_file()}}
     (root / "scale-build.json").write_text(json.dumps(info))
     _log(f"built in {build_s:.0f} s")
@@ -171,11 +165,11 @@ def append_papers(root: Path, n: int, rng: np.random.Generator, shipped) -> dict
     from ...index.append import append_build
     from ...index.build import new_build_id
     from ...index.store import current_build
-    from .synthetic import clustered_vectors
+    from .synthetic import near_real
 
     live = json.loads((current_build(root) / "manifest.json").read_text())
     papers, content, rows = synthetic_papers(shipped, live["papers"], APPEND_PAPERS)
-    vectors = clustered_vectors(APPEND_PAPERS, 384, rng)
+    vectors = near_real(APPEND_PAPERS, rng)
     t0 = time.perf_counter()
     build = append_build(root, new_build_id(), papers, content, rows, vectors, ["bench-scale", "append"])
     seconds = time.perf_counter() - t0
@@ -198,7 +192,7 @@ def run_scale(args, shipped, lexical_texts: Sequence[str]) -> dict[str, Any]:
     after = _probe_in_subprocess(root, lexical_texts[:20], n_queries=100)
     append["after"] = {"papers": after["papers"], "dense_p50_ms": after["dense"]["p50_ms"],
                        "recall_at_10": after["recall_at_10"]}
-    return {"dataset": {"synthetic_papers": n, "text": "shipped abstracts recycled", "vectors": "clustered_vectors"},
+    return {"dataset": {"synthetic_papers": n, "text": "shipped abstracts recycled", "vectors": "near_real_vectors around the shipped MiniLM vectors"},
             "work": str(root), "build": build, "search": search, "append": append,
             "targets": {"rss_mb": 4096, "dense_p50_ms": 2.0, "recall_at_10": 0.95, "lexical_p50_ms": 50.0},
             "load_average_at_start": load, "load_average_at_end": [round(x, 2) for x in os.getloadavg()]}
