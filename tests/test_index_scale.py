@@ -181,3 +181,19 @@ def test_an_older_format_index_is_rebuilt_not_appended_to(shipped, tmp_path):
         assert index.has_lexical and index.manifest.version >= 2
     finally:
         index.close()
+
+
+def test_postings_grouped_block_by_block_equal_a_full_sort(tmp_path):
+    """The postings writer's counting sort (blocks far smaller than the postings) gives each term its
+    postings in doc order, exactly what a lexsort by (term, doc) gives."""
+    from peerlint.index.lexical import POSTINGS, _bucket_by_term
+
+    rng = np.random.default_rng(3)
+    docs = np.repeat(np.arange(500, dtype=np.int32), rng.integers(1, 40, 500))  # papers added in order
+    term = rng.integers(0, 70, len(docs)).astype(np.int32)
+    tfs = rng.random(len(docs)).astype(np.float32)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(term, minlength=70))]).astype(np.int64)
+    _bucket_by_term(term, docs, tfs, indptr, tmp_path, block=997)
+    order = np.lexsort((docs, term))
+    assert np.array_equal(np.load(tmp_path / f"{POSTINGS}-docs.npy"), docs[order])
+    assert np.array_equal(np.load(tmp_path / f"{POSTINGS}-tf.npy"), tfs[order])
