@@ -1,6 +1,7 @@
 """The pygls language server: thin handlers over `Service` (see STYLE.md).
 
-Scheduling: an open or save analyses at once; a change waits `debounceMs` of quiet (TexLab's
+Scheduling: an open or save analyses at once (a file opened in a project not yet read is judged
+and published first, the rest of the project after); a change waits `debounceMs` of quiet (TexLab's
 300 ms), and a newer change cancels the wait, so fast typing never builds a backlog. Analysis
 runs on a worker thread and never blocks requests. The LLM tier runs after the fast tier on its
 own worker, reports `$/progress`, and is superseded by the next edit. *Check novelty* stops when
@@ -101,10 +102,13 @@ class PeerlintServer(LanguageServer):
         log.warning("%s", message)
         self.window_show_message(lsp.ShowMessageParams(type=kind, message=f"peerlint: {message}"))
 
+    def publish_file(self, uri: str, judgments: list) -> None:
+        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+            uri=uri, version=self.version_of(uri), diagnostics=[to_diagnostic(j) for j in judgments if j.chunk.uri == uri]))
+
     def publish(self, state: ProjectState) -> None:
         for uri, judgments in state.judgments.items():
-            self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-                uri=uri, version=self.version_of(uri), diagnostics=[to_diagnostic(j) for j in judgments]))
+            self.publish_file(uri, judgments)
         if self.service.index_error:
             self.warn_once("index", self.service.index_error)
         if self.service.llm_error:  # once per session, however many runs find the LLM down
@@ -125,6 +129,9 @@ class PeerlintServer(LanguageServer):
             await asyncio.sleep(delay)
         loop = asyncio.get_running_loop()
         try:
+            early = await loop.run_in_executor(self.fast_worker, self.service.opened_file_first, uri)
+            if early is not None and self.generation.get(uri) == generation:
+                self.publish_file(uri, early)
             state = await loop.run_in_executor(self.fast_worker, self.service.analyze, uri, "fast")
         except asyncio.CancelledError:
             raise

@@ -184,6 +184,23 @@ class Service:
         return None
 
     # -- analysis --------------------------------------------------------------------------
+    def _run_settings(self, state: ProjectState) -> Settings:
+        """The settings a project is judged with: its guessed venue and its draft's date filled in."""
+        return replace(self.settings, target_venue=self.settings.target_venue or state.venue_guess,
+                       published_before=evidence_before(self.settings.published_before, state.date))
+
+    def opened_file_first(self, uri: str) -> list[Judgment] | None:
+        """The findings of a file just opened in a project not yet read, judged before the rest of the
+        project, so the file the user looks at is published in a fraction of the project's time (its
+        chunks are cached, so the whole-project run that follows does not judge them again). None
+        when the project is known already, is this file alone, or there is no index."""
+        if self.project_of(uri) is not None or self.retriever() is None:
+            return None
+        state = self.parse(uri)
+        here = [c for c in state.chunks if c.uri == uri]
+        if len(here) == len(state.chunks):
+            return None
+        return self.engine.run(here, "fast", state.bib, settings=self._run_settings(state)).judgments
     def analyze(self, uri: str, tier: str = "fast", is_cancelled: Callable[[], bool] = lambda: False) -> ProjectState:
         """Parse the project holding `uri` and run one tier; results grouped per file."""
         state = self.parse(uri) if tier == "fast" or self.project_of(uri) is None else self.project_of(uri)
@@ -193,9 +210,7 @@ class Service:
             return state
         if tier == "llm":
             self.llm()
-        settings = replace(self.settings, target_venue=self.settings.target_venue or state.venue_guess,
-                           published_before=evidence_before(self.settings.published_before, state.date))
-        report = self.engine.run(state.chunks, tier, state.bib, is_cancelled, settings)
+        report = self.engine.run(state.chunks, tier, state.bib, is_cancelled, self._run_settings(state))
         if tier == "llm" and "revisions" in self.settings.analyzers and not is_cancelled():
             report.judgments.extend(self.revision_judgments(state))
         if tier == "llm":

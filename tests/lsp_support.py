@@ -63,11 +63,13 @@ def make_client() -> LanguageClient:
     client.applied_edits = []
     client.diagnostic_versions = {}
     client.published_versions = []  # (uri, version) of every publication, in order
+    client.publications = []  # (uri, diagnostics) of every publication, in order
 
     def publish(ls: LanguageClient, params: lsp.PublishDiagnosticsParams):
         ls.diagnostics[params.uri] = params.diagnostics
         ls.diagnostic_versions[params.uri] = params.version
         ls.published_versions.append((params.uri, params.version))
+        ls.publications.append((params.uri, params.diagnostics))
 
     register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish})
 

@@ -229,6 +229,21 @@ async def test_multi_file_project_reports_on_the_included_file(client: LanguageC
     assert close and close[0].range.start.line == appendix.read_text().count("\n") - 1
 
 
+async def test_the_opened_file_is_published_before_the_rest_of_its_project(client: LanguageClient):
+    """Opening sections/appendix.tex (9 of the project's 50 chunks) publishes its findings first, from
+    its own chunks alone; the whole project's run after it finds the same there and adds draft.tex."""
+    appendix = client.project / "sections" / "appendix.tex"
+    uri = open_file(client, appendix)
+    root_uri = (client.project / "draft.tex").as_uri()
+    await diagnostics_for(client, root_uri)
+    uris = [u for u, _ in client.publications]
+    assert uris[0] == uri and uris.index(root_uri) > 0 and uris.count(uri) == 2
+    early, full = [sorted((d.code, d.range.start.line, d.message) for d in diags)
+                   for u, diags in client.publications if u == uri]
+    assert early == full
+    assert client.diagnostics[root_uri]  # the rest of the project: draft.tex has findings of its own
+
+
 async def test_templates_open_without_errors(client: LanguageClient):
     for tex in [LATEX / "acl-org" / "acl_latex.tex", *sorted((LATEX / "ICLR").rglob("*.tex"))[:1]]:
         uri = open_file(client, tex)
