@@ -23,12 +23,12 @@ from .draft import PARAGRAPHS_PER_PAGE, make_draft
 class _Client(LanguageClient):
     def __init__(self):
         super().__init__("peerlint-bench", "0")
-        self.published: dict[tuple[str, int | None], float] = {}
+        self.published: dict[tuple[str, int | None], float] = {}  # when each (uri, version) was first published
         self.event = asyncio.Event()
 
         @self.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def _diags(ls, params: lsp.PublishDiagnosticsParams):
-            ls.published[(params.uri, params.version)] = time.perf_counter()
+            ls.published.setdefault((params.uri, params.version), time.perf_counter())
             ls.event.set()
 
         @self.feature(lsp.WINDOW_SHOW_MESSAGE)
@@ -40,7 +40,7 @@ class _Client(LanguageClient):
             pass
 
 
-async def _wait(client: _Client, uri: str, version: int, timeout: float = 600.0) -> float:
+async def _wait(client: _Client, uri: str, version: int | None, timeout: float = 600.0) -> float:
     deadline = time.perf_counter() + timeout
     while (uri, version) not in client.published:
         client.event.clear()
@@ -61,7 +61,9 @@ def _rss_sampler(pid: int, peak: list[float], stop: list[bool]):
         time.sleep(0.05)
 
 
-async def measure_size(index: Path, pages: int, typing_seconds: float, workdir: Path) -> dict:
+async def _session(index: Path, root: Path, workdir: Path) -> tuple[_Client, list[float], list[bool]]:
+    """A started server on `root` with empty caches (exported models shared), its model warmed with
+    a small document outside `root` as an editor session would have; RSS sampled from the start."""
     import threading
 
     cache = Path(tempfile.mkdtemp(prefix="peerlint-bench-cache-", dir=workdir))
@@ -75,18 +77,42 @@ async def measure_size(index: Path, pages: int, typing_seconds: float, workdir: 
     peak, stop = [0.0], [False]
     sampler = threading.Thread(target=_rss_sampler, args=(client._server.pid, peak, stop), daemon=True)
     sampler.start()
-    root = workdir / f"draft{pages}"
-    root.mkdir(exist_ok=True)
     await client.initialize_async(lsp.InitializeParams(
         capabilities=lsp.ClientCapabilities(), root_uri=root.as_uri(),
         initialization_options={"indexPath": str(index), "debounceMs": 0}))
     client.initialized(lsp.InitializedParams())
-    # warm the model with a small document, as an editor session would have
-    warm = root / "warm.tex"
+    warm = Path(tempfile.mkdtemp(prefix="warm-", dir=workdir)) / "warm.tex"
     warm.write_text(make_draft(1, seed=99))
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(warm.as_uri(), "latex", 1, warm.read_text())))
     await _wait(client, warm.as_uri(), 1)
+    return client, peak, stop
 
+
+async def _close(client: _Client, stop: list[bool]) -> None:
+    stop[0] = True
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+
+
+async def measure_project(index: Path, opened: Path, root_file: Path, workdir: Path) -> dict:
+    """A real multi-file paper: open one of its files, time its own findings (published first) and
+    the whole project's (the root file's publication)."""
+    client, peak, stop = await _session(index, opened.parent, workdir)
+    t0 = time.perf_counter()
+    text = opened.read_text(encoding="utf-8", errors="replace")
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(opened.as_uri(), "latex", 1, text)))
+    first = await _wait(client, opened.as_uri(), 1) - t0
+    whole = await _wait(client, root_file.as_uri(), None) - t0
+    await _close(client, stop)
+    return {"project": str(root_file.parent), "opened": opened.name, "opened_file_diagnostics_ms": first * 1000,
+            "whole_project_diagnostics_ms": whole * 1000, "peak_rss_mb": peak[0] / 2**20}
+
+
+async def measure_size(index: Path, pages: int, typing_seconds: float, workdir: Path) -> dict:
+    root = workdir / f"draft{pages}"
+    root.mkdir(exist_ok=True)
+    client, peak, stop = await _session(index, root, workdir)
     path = root / "main.tex"
     text = make_draft(pages)
     path.write_text(text)
@@ -101,10 +127,7 @@ async def measure_size(index: Path, pages: int, typing_seconds: float, workdir: 
     version, hovers = await _typing(client, uri, lines, target, typing_seconds)
     last_key = time.perf_counter()
     backlog = await _wait(client, uri, version) - last_key
-    stop[0] = True
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client.stop()
+    await _close(client, stop)
     return {"pages": pages, "chunks_approx": pages * PARAGRAPHS_PER_PAGE, "first_diagnostics_ms": first * 1000,
             "reanalyse_ms_median": statistics.median(edits) * 1000, "reanalyse_ms_max": max(edits) * 1000,
             "typing_edits": version - 6, "typing_hover_ms_p50": statistics.median(hovers) * 1000 if hovers else None,
