@@ -33,6 +33,10 @@ from .service import ProjectState, Service, uri_to_path
 
 log = logging.getLogger("peerlint.server")
 
+# One file peerlint checks at most: a paper is ~100 KB; 5 MB of paragraphs to embed would hold the
+# analysis worker for minutes (hovers and every other file waiting behind it).
+MAX_FILE_BYTES = 1_000_000
+
 COMMANDS = ("peerlint.cite", "peerlint.checkNovelty", "peerlint.relatedWork", "peerlint.reindex", "peerlint.status")
 
 
@@ -124,9 +128,24 @@ class PeerlintServer(LanguageServer):
         self.generation[uri] = self.generation.get(uri, 0) + 1  # supersedes running LLM work too
         self.pending[uri] = asyncio.ensure_future(self._fast(uri, delay, self.generation[uri]))
 
+    def too_large(self, uri: str) -> bool:
+        """An open file over `MAX_FILE_BYTES` is not checked; the user is told once, and why."""
+        text = self.buffer_text(uri) or ""
+        size = len(text.encode("utf-8", "replace")) if len(text) > MAX_FILE_BYTES // 4 else 0
+        if size <= MAX_FILE_BYTES:
+            return False
+        self.warn_once(f"large:{uri}", f"{uri_to_path(uri).name} is {size / 1e6:.1f} MB, over the "
+                       f"{MAX_FILE_BYTES / 1e6:g} MB peerlint checks in one file (a paper is about 0.1 MB), so it "
+                       "is not checked; split it into files joined with \\input")
+        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, version=self.version_of(uri),
+                                                                            diagnostics=[]))
+        return True
+
     async def _fast(self, uri: str, delay: float, generation: int) -> None:
         if delay:
             await asyncio.sleep(delay)
+        if self.too_large(uri):
+            return
         loop = asyncio.get_running_loop()
         try:
             early = await loop.run_in_executor(self.fast_worker, self.service.opened_file_first, uri)

@@ -252,8 +252,12 @@ def pick_root(path: Path, workspace: Path | None = None, read: Reader | None = N
     if _documentclass(text):
         return RootChoice(path, refused)
     roots = _including_roots(path, workspace, read, extra_roots)
-    if len(roots) <= 1:
-        return RootChoice(roots[0] if roots else path, refused)
+    if not roots:  # a snippet outside any project: say so once, else its findings look like a paper's
+        return RootChoice(path, refused or f"{path.name} has no \\documentclass and no root file includes it: "
+                                           "checked on its own; open the paper's root file, or add a "
+                                           "'% !TeX root = main.tex' line")
+    if len(roots) == 1:
+        return RootChoice(roots[0], refused)
     setting = norm_path(preferred) if preferred is not None else None
     named_by_rc = [r for d in dict.fromkeys(r.parent for r in roots) for r in latexmkrc_roots(d, read) if r in roots]
     if setting in roots:

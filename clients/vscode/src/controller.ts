@@ -30,6 +30,8 @@ export interface ServerClient {
   isRunning(): boolean;
   sendRequest<R>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R>;
   sendNotification(method: string, params: unknown): Promise<void>;
+  /** Kill the server process at once: one that never answered `initialize` cannot be shut down over LSP. */
+  abandon(): void;
 }
 
 /** What the client built by a `ClientFactory` calls back into. */
@@ -85,6 +87,8 @@ export class Controller implements vscode.Disposable {
   constructor(
     private readonly makeClient: ClientFactory,
     private readonly restartDelayMs = 1000,
+    /** How long the server may take to answer `initialize` (it loads its index only afterwards). */
+    private readonly startTimeoutMs = 60000,
   ) {
     this.output = vscode.window.createOutputChannel('peerlint');
     this.statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Right, 100);
@@ -130,7 +134,7 @@ export class Controller implements vscode.Disposable {
       initializationOptions: serverSettings(this.config()),
       outputChannel: this.output,
       hooks: {
-        onClosed: () => this.onClosed(),
+        onClosed: () => (this.client === client ? this.onClosed() : { restart: false, message: 'peerlint: the language server was stopped.' }),
         onProgress: (token, value) => this.onProgress(token, value),
         onCommandResult: (command, result) => this.onCommandResult(command, result),
         configuration: () => serverSettings(this.config()),
@@ -144,12 +148,30 @@ export class Controller implements vscode.Disposable {
   /** Start (or, after a crash, start again) `client`; failures are reported once, here or by onClosed. */
   private async launch(client: ServerClient): Promise<void> {
     this.closedDuringStart = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timedOut = false;
     try {
-      await client.start();
+      // A command that runs but never speaks LSP (a Python interpreter without `-m peerlint serve`
+      // reads a script from stdin until it closes) would leave the client starting forever.
+      await Promise.race([
+        client.start(),
+        new Promise<never>((_resolve, reject) => {
+          timer = setTimeout(() => {
+            timedOut = true;
+            reject(new Error(
+            `it did not answer within ${Math.round(this.startTimeoutMs / 1000)} s; is '${this.serverDescription}' the peerlint server ` +
+            "(the command 'peerlint' with the arguments [\"serve\"], or a Python with [\"-m\", \"peerlint\", \"serve\"])?"));
+          }, this.startTimeoutMs);
+        }),
+      ]);
     } catch (err) {
+      if (timedOut && this.client === client) {
+        this.client = undefined; // first, so that its closing is not taken for a crash to restart
+        client.abandon();
+      }
       const message = `peerlint: the language server (${this.serverDescription}) failed to start: ${errorText(err)}. See the 'peerlint' output channel.`;
       this.output.appendLine(message);
-      if (this.closedDuringStart || this.client !== client) {
+      if (!timedOut && (this.closedDuringStart || this.client !== client)) {
         return; // the server died while starting: onClosed restarts it or gives up, and says so
       }
       this.client = undefined;
@@ -157,6 +179,8 @@ export class Controller implements vscode.Disposable {
       this.setStatus('$(error) peerlint: failed to start', message);
       void vscode.window.showErrorMessage(message, 'Show log').then((a) => a && this.output.show());
       return;
+    } finally {
+      clearTimeout(timer);
     }
     if (this.client === client) {
       this.state = 'running';

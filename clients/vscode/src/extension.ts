@@ -1,4 +1,5 @@
 // Entry point: plugs vscode-languageclient into the Controller (which holds the behaviour).
+import type { ChildProcess } from 'child_process';
 import * as vscode from 'vscode';
 import {
   CloseAction,
@@ -7,7 +8,7 @@ import {
   LanguageClientOptions,
   ServerOptions,
 } from 'vscode-languageclient/node';
-import { ClientSpec, Controller, ServerClient } from './controller';
+import { ClientSpec, Controller } from './controller';
 import { SECTION } from './settings';
 import { ProgressValue } from './status';
 
@@ -19,7 +20,7 @@ export const DOCUMENT_SELECTOR = [
   { scheme: 'file', language: 'tex' },
 ];
 
-export function createClient(spec: ClientSpec): ServerClient {
+export function createClient(spec: ClientSpec): PeerlintLanguageClient {
   const { hooks } = spec;
   // No `transport`: with TransportKind.stdio the client would append `--stdio` to the arguments,
   // which `peerlint serve` rejects; without one it talks over the process's stdin/stdout all the same.
@@ -74,6 +75,12 @@ const REPORTED_BY_CONTROLLER = /couldn't create connection to server|Restarting 
 export class PeerlintLanguageClient extends LanguageClient {
   override error(message: string, data?: unknown, showNotification: boolean | 'force' = true): void {
     super.error(message, data, REPORTED_BY_CONTROLLER.test(message) ? false : showNotification);
+  }
+
+  /** `stop()` refuses a client still starting, so the process is killed directly (the node client
+   * keeps it in `_serverProcess`, vscode-languageclient 9). */
+  abandon(): void {
+    (this as unknown as { _serverProcess?: ChildProcess })._serverProcess?.kill();
   }
 }
 

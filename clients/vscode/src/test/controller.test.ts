@@ -40,6 +40,11 @@ class FakeClient implements ServerClient {
     }
     return Promise.resolve(this.answers[p.command ?? method] as R);
   }
+  abandoned = false;
+  abandon(): void {
+    this.abandoned = true;
+    this.running = false;
+  }
   sendNotification(method: string, params: unknown): Promise<void> {
     this.notifications.push({ method, params });
     return Promise.resolve();
