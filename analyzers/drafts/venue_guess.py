@@ -23,13 +23,14 @@ STYLES = {
     "jmlr": "JMLR", "tmlr": "TMLR", "kdd": "KDD", "sigir": "SIGIR",
 }
 _COMMAND = re.compile(r"\\(?:documentclass|usepackage|RequirePackage)\s*(?:\[[^\]]*\])?\s*\{([^}]*)\}")
+_COMMENT = re.compile(r"%(?<!\\%)[^\r\n]*")
 _NAME = re.compile(r"^([a-z]+?)(?:_?(?:19|20)?\d{2})?(?:_[a-z_]+)?$")
 
 
 def preamble(tex: str) -> str:
     """Everything before \\begin{document}, without comments."""
     head = tex.split("\\begin{document}", 1)[0]
-    return "\n".join(re.sub(r"(?<!\\)%.*", "", line) for line in head.splitlines())
+    return _COMMENT.sub("", head)
 
 
 def style_venue(name: str) -> str:
