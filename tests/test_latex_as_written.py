@@ -393,3 +393,91 @@ def test_glossary_acronyms_read_as_their_short_form():
     body = r"""\section{Bias in \gls{ml}}
 \Gls{ml} uses \glspl{cnn}; \acrlong{ml} (\acrshort{ml}) and \acrfull{mtcnn}\glsunset{ml} or \gls{unknown}."""
     assert texts(doc(pre, body)) == ["Bias in ML", "ML uses CNNs; machine learning (ML) and multi-task CNN (MTCNN) or unknown."]
+
+
+# --- habits seen in a second corpus (NeurIPS 2022, CVPR 2025, ICLR 2023, EMNLP 2025, JMLR) -----
+
+
+def test_tex_parameters_counter_commands_and_inline_tikz_leave_no_trace():
+    pre = r"""\newcommand*\circled[1]{\tikz[baseline=(char.base)]{\node[shape=circle,draw,inner sep=.4pt] (char) {#1};}}
+\newcounter{futurework}
+\newcommand{\nextitem}{\stepcounter{futurework}\thefuturework)}"""
+    body = r"""Our results hold.\looseness-1 More text\tolerance=1000 here \emergencystretch 3em now.
+\counterwithin{theorem}{section} \numberwithin{equation}{section} \addcontentsline{toc}{section}{Appendix}
+\circled{1} The provider \tikz \draw (0,0) -- (1,1); acts. \hypertarget{anchor}{Visible} text.
+Future work: \nextitem{} one; \nextitem{} two.
+After \editor{John Doe} the end. \hskip foo bar."""
+    assert texts(doc(pre, body)) == [
+        "Our results hold. More text here now. The provider acts. Visible text. "
+        "Future work: [ref]) one; [ref]) two. After the end. foo bar."]
+
+
+def test_pythontex_code_and_printed_values_are_code():
+    body = r"""Value \py{2+3} computed.\pyc{print('hidden')} Done.
+\begin{pycode}[session][fontsize=\small]
+import not_mercer
+not_mercer.main()  # {unbalanced
+\end{pycode}
+After."""
+    assert texts(doc("\\usepackage{pythontex}", body)) == ["Value [code] computed. Done.", "After."]
+
+
+def test_an_option_read_by_a_user_environment_s_begin_code_is_not_prose():
+    pre = r"\newenvironment{sproof}{\renewcommand{\proofname}{Proof Sketch}\proof}{\endproof}"
+    body = "\\begin{sproof}[Proof sketch (see Appendix \\ref{a}).]\nThe result follows.\n\\end{sproof}"
+    assert texts(doc(pre, body)) == ["The result follows."]
+
+
+def test_cvpr_teaser_and_supplementary_title():
+    body = r"""\maketitle
+\begin{strip}\centering\includegraphics{banner.pdf}
+\captionof{figure}{\textbf{System Overview.} We combine hashing and encryption.}
+\end{strip}
+\begin{abstract}We detect provenance.\end{abstract}
+\section{Introduction}
+Opening.
+\clearpage
+\maketitlesupplementary
+\section{Benchmarks}
+More."""
+    chunks = parse_document(doc("\\usepackage{cvpr}", body), "file:///c.tex")
+    assert [(c.kind, c.section, c.text) for c in chunks] == [
+        ("caption", "Introduction", "System Overview. We combine hashing and encryption."),
+        ("abstract", "Abstract", "We detect provenance."), ("section-title", "Introduction", "Introduction"),
+        ("paragraph", "Introduction", "Opening."), ("section-title", "Benchmarks", "Benchmarks"),
+        ("paragraph", "Benchmarks", "More.")]
+
+
+CHECKLIST_2022 = r"""\section*{Checklist}
+The checklist follows the references. For each question, change the default \answerTODO{} to \answerYes{}.
+\begin{enumerate}
+\item For all authors...
+\begin{enumerate}
+  \item Do the main claims made in the abstract and introduction accurately reflect the paper's contributions?
+    \answerYes{See Section~\ref{sec:a}.}
+\end{enumerate}
+\end{enumerate}"""
+CHECKLIST_2024 = r"""\section*{NeurIPS Paper Checklist}
+\begin{enumerate}
+\item {\bf Claims}
+    \item[] Question: Do the main claims made in the abstract and introduction accurately reflect the paper's contributions and scope?
+    \item[] Answer: \answerYes{}
+    \item[] Justification: Section 3 proves it.
+    \item[] Guidelines:
+    \begin{itemize}
+        \item The answer NA means that the abstract and introduction do not include the claims made in the paper.
+    \end{itemize}
+\end{enumerate}"""
+
+
+@pytest.mark.parametrize("checklist", [CHECKLIST_2022, CHECKLIST_2024], ids=["neurips2022", "neurips2024"])
+def test_a_venue_checklist_is_not_the_paper_s_prose(checklist):
+    pre = r"\newcommand{\answerYes}[1][]{\textcolor{blue}{[Yes] #1}}\newcommand{\answerTODO}[1][]{\textcolor{red}{[TODO]}}"
+    body = f"\\section{{Results}}\nIt works.\n\n{checklist}\n\n\\appendix\n\\section{{Proofs}}\nThe proof.\n"
+    chunks = parse_document(doc(pre, body), "file:///n.tex")
+    assert [(c.section, c.text) for c in chunks] == [
+        ("Results", "Results"), ("Results", "It works."), ("Proofs", "Proofs"), ("Proofs", "The proof.")]
+    ending = parse_document(doc(pre, f"\\section{{Results}}\nIt works.\n\n{checklist}\n"), "file:///n.tex")
+    assert [c.text for c in ending] == ["Results", "It works."]  # a checklist at the very end runs to it
+    kept = parse_document(doc("", "\\section{A checklist for practitioners of deep learning}\nKeep me."), "file:///k.tex")
+    assert [c.text for c in kept][-1] == "Keep me."

@@ -17,7 +17,8 @@ What becomes prose
     `\\chapter`/`\\part`; a document without them uses its shallowest heading level), so
     prose under `\\subsection{}` or `\\paragraph{}` inside "Related Work" has section
     "Related Work".  Sub-level titles are still chunks of kind "section-title".  Untitled
-    prose between the abstract and the first heading has section "Introduction"; a footnote
+    prose between the abstract and the first heading, and a teaser figure above the abstract,
+    have section "Introduction"; a footnote
     of the abstract, and a file `\\input` inside `\\begin{abstract}`, are in "Abstract".
   * Placeholder words keep sentences readable: inline math -> "[math]", `\\cite...` -> "[cite]"
     (keys go to `Chunk.cites`; in a project whose .bib has the key, `\\citet` and the other
@@ -26,8 +27,10 @@ What becomes prose
     "dummy" -> "[dummy]"; `\\gls{key}` reads the acronym's short form.  Display math, comments,
     verbatim-like and `comment` environments, false conditional branches, `\\todo` and other
     notes, title blocks (authors, affiliations, ICML's `\\twocolumn[...]` apart from its
-    title), `\\vskip`-like dimensions, tables, the bibliography and the preamble (except
-    `\\title` and `\\abstract`) are dropped.  `\\emph{...}` and unknown commands keep
+    title), `\\vskip`-like dimensions and TeX parameters (`\\looseness-1`), tables, code
+    (`\\verb`, listings, pythontex), the bibliography, a venue's checklist section (its questions
+    are the venue's text; see `_CHECKLIST`) and the preamble (except `\\title` and `\\abstract`)
+    are dropped.  `\\emph{...}` and unknown commands keep
     the text of their braced arguments; `~` is a space, `\\%` is "%", ``` `` ``` and `''` are
     '"', `--`/`---` are en/em dashes, accents are composed (`\\'e` -> "é").
   * The project's own macros are expanded (`macros.py`): `\\newcommand`, `\\renewcommand`,
@@ -377,6 +380,12 @@ def _pieces(para: Para, options: ParseOptions) -> list[tuple[int, int]]:
     return pieces
 
 
+# A venue's checklist section ("NeurIPS Paper Checklist", AAAI's "Reproducibility Checklist"):
+# its questions and guidelines are the venue's text and its answers point back into the paper,
+# so it is left out up to the next top-level heading (the appendix).
+_CHECKLIST = re.compile(r"(?:[\w-]+\s+){0,3}check-?list", re.I)
+
+
 def _section_name(text: str) -> str:
     return " ".join(text.split()).rstrip(".:").strip()
 
@@ -390,6 +399,7 @@ class ChunkState:
     counters: dict[str, int] = field(default_factory=dict)
     last_kind: str = ""  # kind of the previous paragraph (a footnote of the abstract is in the abstract)
     after_abstract: bool = False  # prose after the abstract, before any heading, is the introduction
+    checklist: bool = False  # inside a venue's checklist section (left out, see `_CHECKLIST`)
 
 
 class ChunkMaker:
@@ -407,6 +417,8 @@ class ChunkMaker:
     def add(self, para: Para, out: list[Chunk]) -> None:
         kind = self.kind if para.kind == "paragraph" else para.kind
         section = self._section(para, kind)
+        if self.state.checklist:
+            return
         self.state.last_kind = kind
         first = self.state.counters.get(self.uri, 0)
         # Same paragraph at the same place with the same surroundings: the same chunks.  This
@@ -424,12 +436,14 @@ class ChunkMaker:
 
     def _section(self, para: Para, kind: str) -> str:
         """The enclosing top-level heading; the abstract's own; "Introduction" for the untitled
-        prose between the abstract and the first heading (as many papers open)."""
+        prose between the abstract and the first heading (as many papers open), and for a
+        figure set above the abstract (CVPR's teaser)."""
         state = self.state
         if kind == "section-title":
             if state.level is None or para.level <= state.level:  # a \subsection keeps its \section
                 state.section = _section_name(para.text)
                 state.level = para.level
+                state.checklist = _CHECKLIST.fullmatch(state.section) is not None
             return state.section
         if kind == "abstract":
             state.after_abstract = True
@@ -438,7 +452,7 @@ class ChunkMaker:
             return ""
         if kind == "footnote" and state.last_kind == "abstract":
             return "Abstract"
-        if not state.section and state.after_abstract:
+        if not state.section and (state.after_abstract or kind == "caption"):  # a teaser figure above the abstract too
             return "Introduction"
         return state.section
 

@@ -30,7 +30,7 @@ from pylatexenc.macrospec import (
     ParsedVerbatimArgs,
 )
 
-from .macros import EnvDef, MacroDef, definition_specs, machinery, match_brace, note_macros
+from .macros import EnvDef, MacroDef, definition_specs, machinery, match_brace, match_bracket, note_macros
 
 # Placeholder words that stand in for non-prose material, so sentences stay readable.
 MATH = "[math]"
@@ -68,7 +68,7 @@ FOOTNOTE_COMMANDS = frozenset({"footnote", "footnotetext", "tablefootnote"})
 CAPTION_COMMANDS = frozenset({"caption", "captionof", "subcaption", "subcaptionbox", "sidecaption"})
 INCLUDE_COMMANDS = frozenset({"input", "include", "subfile", "import", "subimport", "inputfrom", "subinputfrom", "includefrom", "subincludefrom"})
 BIB_COMMANDS = frozenset({"bibliography", "addbibresource", "addglobalbib", "addsectionbib"})
-KEEP_LAST_COMMANDS = frozenset({"href", "textcolor", "colorbox", "fcolorbox", "texorpdfstring", "hyperref", "hyperlink", "foreignlanguage", "resizebox", "scalebox", "raisebox"})
+KEEP_LAST_COMMANDS = frozenset({"href", "textcolor", "colorbox", "fcolorbox", "texorpdfstring", "hyperref", "hyperlink", "foreignlanguage", "resizebox", "scalebox", "raisebox", "hypertarget"})
 # glossaries/acronym commands: name -> (form, case, plural); `\\gls` reads the short form (first-use
 # expansion is not tracked: it would tie every paragraph to all before it)
 GLOSSARY_COMMANDS = {
@@ -84,12 +84,22 @@ GLOSSARY_COMMANDS = {
     **{name: ("full", "cap", False) for name in ("Acrfull", "Acf")},
 }
 
-# TeX spacing primitives whose argument is a bare dimension (`\\vskip 0.3in`): dropped with it.
-DIMEN_COMMANDS = frozenset({"vskip", "hskip", "kern", "mskip", "mkern", "hglue", "vglue"})
+# TeX spacing primitives whose argument is a bare dimension (`\\vskip 0.3in`), and TeX parameters
+# set in the text (`\\looseness-1`, `\\emergencystretch=3em`): dropped with their value.
+DIMEN_COMMANDS = frozenset({"vskip", "hskip", "kern", "mskip", "mkern", "hglue", "vglue"}) | frozenset(
+    """looseness tolerance pretolerance emergencystretch hbadness vbadness hfuzz vfuzz linepenalty
+    hyphenpenalty exhyphenpenalty clubpenalty widowpenalty displaywidowpenalty interlinepenalty
+    brokenpenalty binoppenalty relpenalty predisplaypenalty postdisplaypenalty floatingpenalty
+    finalhyphendemerits doublehyphendemerits adjdemerits parindent parskip baselineskip lineskip
+    lineskiplimit abovedisplayskip belowdisplayskip abovedisplayshortskip belowdisplayshortskip
+    textfloatsep floatsep intextsep dbltextfloatsep dblfloatsep abovecaptionskip belowcaptionskip
+    columnsep tabcolsep arraycolsep itemsep topsep parsep partopsep leftmargin rightmargin labelsep
+    labelwidth itemindent fboxsep fboxrule jot mathsurround hangindent hangafter spaceskip xspaceskip
+    leftskip rightskip parfillskip""".split())
 # Title commands of venue styles: the paper's title.  Author lists and affiliations are dropped.
 TITLE_COMMANDS = frozenset({"title", "icmltitle"})
 SPACE_COMMANDS = frozenset({"\\", "newline", "linebreak", ",", ";", ":", ">", " ", "quad", "qquad", "enspace", "thinspace", "space", "hfill", "cr", "and", "And", "AND"})
-PAR_COMMANDS = frozenset({"par", "bigskip", "medskip", "smallskip", "newpage", "clearpage", "cleardoublepage", "pagebreak", "maketitle"})
+PAR_COMMANDS = frozenset({"par", "bigskip", "medskip", "smallskip", "newpage", "clearpage", "cleardoublepage", "pagebreak", "maketitle", "maketitlesupplementary"})
 
 # Commands whose arguments are not prose: dropped with their arguments.
 IGNORE_COMMANDS = frozenset(
@@ -111,8 +121,12 @@ IGNORE_COMMANDS = frozenset(
     glsunset glsreset glsresetall glsunsetall glsdisablehyper makeglossaries printglossaries
     printglossary acresetall acreset
     vfill enlargethispage noindent centering raggedright raggedleft footnotemark
-    textsuperscript textsubscript marginpar todo""".split()
+    textsuperscript textsubscript marginpar todo counterwithin counterwithout numberwithin
+    addcontentsline addtocontents crefalias crefformat Crefformat creflabelformat crefrangeformat
+    editor ShortHeadings firstpageno jmlrheading affiliations tikz pyc pyb""".split()
 )
+# pythontex commands that typeset code or its printed value: a placeholder for the whole command.
+CODE_COMMANDS = frozenset({"py", "pys", "pyv"})
 
 # Commands that stand for text.
 TEXT_COMMANDS: dict[str, str] = {
@@ -168,12 +182,13 @@ DROP_ENVIRONMENTS = frozenset(
     """tabular tabular* tabularx tabulary tabu longtabu NiceTabular tblr array verbatim
     verbatim* Verbatim BVerbatim LVerbatim lstlisting minted comment filecontents filecontents*
     thebibliography tikzpicture pgfpicture picture axis algorithmic algorithmic* algorithm2e
-    keywords IEEEkeywords CCSXML titlepage alltt spverbatim icmlauthorlist""".split()
+    keywords IEEEkeywords CCSXML titlepage alltt spverbatim icmlauthorlist pycode pyblock pyverbatim
+    pyconsole pysub pyconcode""".split()
 )
 # Environments whose contents are not LaTeX at all; the block splitter blanks them out.
 VERBATIM_ENVIRONMENTS = frozenset(
     """verbatim verbatim* Verbatim BVerbatim LVerbatim lstlisting minted comment filecontents
-    filecontents* spverbatim""".split()
+    filecontents* spverbatim pycode pyblock pyverbatim pyconsole pysub pyconcode""".split()
 )
 LIST_ENVIRONMENTS = frozenset(
     """itemize enumerate description compactitem compactenum compactdesc inparaenum
@@ -229,13 +244,40 @@ _MACRO_ARGS = {
     "printglossary": "[", **{name: "[{[" for name in GLOSSARY_COMMANDS},
     "textcolor": "[{{", "colorbox": "[{{", "fcolorbox": "[{[{{", "texorpdfstring": "{{",
     "title": "[{", "author": "[{", "keywords": "{", "enlargethispage": "*{",
-    "DeclareGraphicsExtensions": "{",
+    "DeclareGraphicsExtensions": "{", "counterwithin": "*{{", "counterwithout": "*{{", "numberwithin": "[{{",
+    "addcontentsline": "{{{", "addtocontents": "{{", "crefalias": "{{", "crefformat": "{{", "Crefformat": "{{",
+    "creflabelformat": "{{", "crefrangeformat": "{{", "editor": "{", "ShortHeadings": "{{", "firstpageno": "{",
+    "jmlrheading": "{{{{{{{", "affiliations": "{", "hypertarget": "{{",
 }
 
 
 _UNIT = r"(?:\s*(?:true)?(?:pt|pc|in|bp|cm|mm|dd|cc|sp|em|ex|mu|fil{1,3})\b|\s*\\[a-zA-Z@]+)"
 _ONE_DIMEN = r"\s*=?\s*[-+]?\s*(?:(?:\d+(?:[.,]\d*)?|[.,]\d+)" + _UNIT + r"|\\[a-zA-Z@]+)"
-_DIMEN = re.compile(_ONE_DIMEN + r"(?:\s*(?:plus|minus|\\@plus|\\@minus)" + _ONE_DIMEN + r")*")
+_DIMEN = re.compile(_ONE_DIMEN + r"(?:\s*(?:plus|minus|\\@plus|\\@minus)" + _ONE_DIMEN + r")*"
+                    r"|\s*=?\s*[-+]?\s*\d+(?![.,\d])|")  # an integer parameter's value (`\\looseness-1`); or nothing
+
+
+def _tikz_end(s: str, p: int) -> int:
+    """End of an inline `\\tikz` picture starting at p: its options, then a braced picture or the
+    path up to its `;` (not past a blank line)."""
+    n = len(s)
+    while p < n and s[p] in " \t":
+        p += 1
+    if p < n and s[p] == "[":
+        p = min(match_bracket(s, p) + 1, n)
+    while p < n and s[p] in " \t\r\n":
+        p += 1
+    if p < n and s[p] == "{":
+        return min(match_brace(s, p) + 1, n)
+    stop = _PARAGRAPH_BREAK.search(s, p)
+    stop = stop.start() if stop else n
+    q = p
+    while q < stop and s[q] != ";":
+        q = match_brace(s, q) + 1 if s[q] == "{" else q + 1
+    return min(q + 1, stop)
+
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
 
 class _RawArgParser(MacroStandardArgsParser):
@@ -282,6 +324,9 @@ class _RawArgParser(MacroStandardArgsParser):
         if self.mode == "dimen":
             m = _DIMEN.match(s, p)
             return self._node(w, p, m.end(), pos, m.end(), parsing_state, None)
+        if self.mode == "tikz":  # \tikz[opts]{picture} or \tikz[opts] \draw ...;
+            end = _tikz_end(s, p)
+            return self._node(w, p, end, pos, end, parsing_state, None)
         if self.mode == "verb":
             if p < n and s[p] == "*":
                 p += 1
@@ -430,7 +475,7 @@ class Tables:
 BUILTIN_COMMANDS = frozenset().union(
     SECTION_COMMANDS, CITE_COMMANDS, NOCITE_COMMANDS, REF_COMMANDS, URL_COMMANDS, FOOTNOTE_COMMANDS,
     CAPTION_COMMANDS, INCLUDE_COMMANDS, BIB_COMMANDS, KEEP_LAST_COMMANDS, SPACE_COMMANDS, PAR_COMMANDS,
-    IGNORE_COMMANDS, EMPTY_COMMANDS, DIMEN_COMMANDS, TITLE_COMMANDS, GLOSSARY_COMMANDS,
+    IGNORE_COMMANDS, EMPTY_COMMANDS, DIMEN_COMMANDS, TITLE_COMMANDS, GLOSSARY_COMMANDS, CODE_COMMANDS,
     {"abstract", "item", "verb", "lstinline", "begin", "end", "twocolumn"},
 )
 BUILTIN_ENVIRONMENTS = frozenset().union(
@@ -462,7 +507,7 @@ def build_tables(commands: tuple[tuple[str, str], ...], environments: tuple[tupl
     db.add_context_category(
         "peerlint-definitions", prepend=True,
         macros=[MacroSpec(d.name, d.argspec) for d in own.values()],
-        environments=[EnvironmentSpec(d.name, d.argspec) for d in env_defs.values()],
+        environments=[EnvironmentSpec(d.name, d.argspec or "[") for d in env_defs.values()],  # "[": an option its begin code reads (`\proof`)
     )
     macro_specs = [MacroSpec(name, args) for name, args in _MACRO_ARGS.items()]
     macro_specs += [MacroSpec(name, "*[[{") for name in CITE_COMMANDS]
@@ -470,6 +515,8 @@ def build_tables(commands: tuple[tuple[str, str], ...], environments: tuple[tupl
     macro_specs.append(MacroSpec("verb", args_parser=_RawArgParser("verb")))
     macro_specs.append(MacroSpec("href", args_parser=_RawArgParser("href")))
     macro_specs.append(MacroSpec("lstinline", args_parser=_RawArgParser("verb")))
+    macro_specs += [MacroSpec(name, args_parser=_RawArgParser("braced")) for name in CODE_COMMANDS | {"pyc", "pyb"}]
+    macro_specs.append(MacroSpec("tikz", args_parser=_RawArgParser("tikz")))
     macro_specs += [MacroSpec(name, args_parser=_RawArgParser("dimen")) for name in DIMEN_COMMANDS]
     macro_specs += definition_specs()
     env_specs = [EnvironmentSpec(name, args) for name, args in _ENV_ARGS.items()]

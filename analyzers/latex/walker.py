@@ -38,6 +38,7 @@ from .text import BibResource, Event, Include, Notice, Package, Para, TextBuilde
 
 _PAR = re.compile(r"(?:\r\n|\r(?!\n)|\n)[ \t\f\v]*(?:\r\n|\r(?!\n)|\n)\s*")  # a blank line
 _COMMENT_IN_KEYS = re.compile(r"%[^\r\n]*")
+_COUNTER_VALUE = re.compile(r"the(?!ta$)[a-z]+")
 
 
 def _raw_arg(s: str, node) -> str:
@@ -197,6 +198,8 @@ class _Walker:
             handler = _MACRO_HANDLERS.get(name)
             if handler is not None:
                 handler(self, n)
+            elif _COUNTER_VALUE.fullmatch(name):  # \thefuturework of a \newcounter: a number, like \thefigure
+                self.text_macro(n, T.REF)
             else:
                 self.walk(_mandatory(*_args(n)))
 
@@ -529,7 +532,7 @@ class _Walker:
 
 _PACKAGE_COMMANDS = frozenset({"usepackage", "RequirePackage", "documentclass"})
 _PLACEHOLDER_OF = {**{name: T.REF for name in T.REF_COMMANDS}, **{name: T.URL for name in T.URL_COMMANDS},
-                   "verb": T.CODE, "lstinline": T.CODE}
+                   "verb": T.CODE, "lstinline": T.CODE, **{name: T.CODE for name in T.CODE_COMMANDS}}
 
 
 def _macro_handlers() -> dict:
@@ -537,7 +540,7 @@ def _macro_handlers() -> dict:
     W = _Walker
     order = [
         (T.CITE_COMMANDS, W.cite), (T.REF_COMMANDS, W.placeholder), (T.URL_COMMANDS, W.placeholder),
-        (("verb", "lstinline"), W.placeholder), (T.SECTION_COMMANDS, W.section), (T.FOOTNOTE_COMMANDS, W.footnote),
+        (("verb", "lstinline"), W.placeholder), (T.CODE_COMMANDS, W.placeholder), (T.SECTION_COMMANDS, W.section), (T.FOOTNOTE_COMMANDS, W.footnote),
         (T.CAPTION_COMMANDS, W.caption_macro), (T.TITLE_COMMANDS | {"abstract"}, W.title_or_abstract),
         (("twocolumn",), W.twocolumn), (T.DIMEN_COMMANDS, W.ignore),
         (T.INCLUDE_COMMANDS, W.include), (T.BIB_COMMANDS, W.bib_resource), (T.PAR_COMMANDS, W.par),
