@@ -1,4 +1,4 @@
-"""The parser on twelve real papers (tests/data/real): properties a reader can check against the PDF.
+"""The parser on nineteen real papers (tests/data/real): properties a reader can check against the PDF.
 
 Each paper is parsed from the root file its README row names.  The checks are generic (no
 chunk holds an author note, an empty slot left by a vanished macro, title-block text; every
@@ -98,8 +98,8 @@ def test_copied_words_are_where_the_range_says(papers):
             for m in re.finditer(r"[A-Za-z]{4,}", c.text):
                 i, j = m.span()
                 if all(source[c.offsets[k]] == c.text[k] for k in range(i, j)):
-                    quoted = source[c.offsets[i]:c.offsets[j - 1] + 1]  # markup inside a word (\textbf{High}light) aside
-                    assert re.sub(r"\\[a-zA-Z]+|[{}]", "", quoted) == m.group(), (folder, m.group(), quoted)
+                    quoted = source[c.offsets[i]:c.offsets[j - 1] + 1]  # markup inside a word (\textbf{High}light, Ef\-fi) aside
+                    assert re.sub(r"\\(?:[a-zA-Z]+|-)|[{}]", "", quoted) == m.group(), (folder, m.group(), quoted)
                     checked += 1
         assert checked > 100, folder
 
@@ -229,6 +229,41 @@ def test_citations_in_the_sentence_read_as_names(papers):
     for folder, project in papers.items():  # every \citet whose key the .bib has reads as a name
         named = sum(c.text.count(" et al.") + c.text.count(" and ") for c in project.chunks)
         assert named > 0 or not project.bib_files, folder
+
+
+def test_no_tex_parameter_code_or_checklist_reads_as_prose(papers):
+    """`\\looseness-1`, `\\counterwithin{theorem}{section}`, inline TikZ, pythontex code and a venue's
+    checklist are in the source, not in the PDF's prose."""
+    leak = re.compile(r"-1$|\\b(?:theoremsection|equationsection)\\b|baseline=|\\w\\.main\\(\\)|^import \\w|answer these questions")
+    for folder, project in papers.items():
+        for c in project.chunks:
+            assert not leak.search(c.text), (folder, c.text[-120:])
+            assert not re.fullmatch(r"(?i)(?:[\\w-]+ ){0,3}checklist", c.section), (folder, c.section)
+    hyper = papers["neurips2022-hyper-representations"]
+    assert "Model Zoo Details" in [c.text for c in hyper.chunks if c.kind == "section-title"]  # the appendix after it
+    assert not any(c.uri.endswith("/checklist.tex") for c in hyper.chunks)
+    assert "Our results demonstrate its capability to out-perform previous hyper-representation learning and " \
+           "conventional baselines." in _joined(hyper)
+
+
+def test_second_corpus_reads_as_its_pdf(papers):
+    cvpr = papers["cvpr2025-provenance-dinohash"].chunks
+    teaser = next(c for c in cvpr if c.kind == "caption")
+    assert teaser.text.startswith("System Overview. We combine") and teaser.section == "Introduction"
+    assert "Supplementary Material" not in [c.text for c in cvpr]  # \maketitlesupplementary
+    assert any(c.text.startswith("The model provider is responsible for") for c in cvpr)  # \circled{1} (TikZ) gone
+    rnn = papers["iclr2023-rnn-extrapolation"]
+    assert not any(c.text.startswith("[Proof sketch") for c in rnn.chunks)  # sproof's option, read by \proof
+    assert "The result follows from the symmetric role of [math] and [math] in the loss [math]." in _joined(rnn)
+    assert not any("todos.tex" in p.name for p in rnn.files)  # \input only in a comment
+    values = _joined(papers["emnlp2025-value-profiles"])
+    assert "future work include: [ref]) qualitative analyses extracting values from data; [ref]) fairness" in values
+    jmlr = papers["jmlr-orff"].chunks
+    assert jmlr[0].kind == "title" and jmlr[1].kind == "abstract"  # \editor{John Doe} is title-block text
+    assert not any("import " in c.text or "LinearOperator(" in c.text for c in jmlr)
+    aaai = papers["aaai2025-defer-to-human"]
+    assert [c.text for c in aaai.chunks if c.kind == "title"] == ["When to Accept Automated Predictions and When to Defer to Human Judgment?"]
+    assert "My Publication Title" not in _joined(aaai)  # \iffalse examples of the template
 
 
 # --- bad input: a bounded result and one warning each, never a crash or a hang --------------
