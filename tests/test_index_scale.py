@@ -197,3 +197,18 @@ def test_postings_grouped_block_by_block_equal_a_full_sort(tmp_path):
     order = np.lexsort((docs, term))
     assert np.array_equal(np.load(tmp_path / f"{POSTINGS}-docs.npy"), docs[order])
     assert np.array_equal(np.load(tmp_path / f"{POSTINGS}-tf.npy"), tfs[order])
+
+
+def test_lexical_top_k_over_millions_of_scores_is_exactly_the_full_sort():
+    """top(k) on a corpus-sized score array looks only at papers above a sampled floor; what it returns must
+    be the full sort's top k, ties by paper idx, including ties at the cut."""
+    from peerlint.index.lexical import LexicalScores
+
+    rng = np.random.default_rng(5)
+    scores = np.where(rng.random(300_000) < 0.7, rng.integers(1, 400, 300_000) / 10, 0).astype(np.float32)
+    scores[[17, 90_000, 250_000]] = 55.5  # a three-way tie at the top
+    for k in (1, 3, 10, 50):
+        matched = np.flatnonzero(scores > 0)
+        order = matched[np.lexsort((matched, -scores[matched]))][:k]
+        assert LexicalScores(scores).top(k) == [(int(i), float(scores[i])) for i in order]
+    assert LexicalScores(np.zeros(300_000, np.float32)).top(10) == []

@@ -145,6 +145,14 @@ def probe(root: Path, lexical_texts: Sequence[str], n_queries: int | None = None
 
 
 def _peak_kib() -> int:
+    """This process's peak resident memory. VmHWM, not ru_maxrss: Linux carries ru_maxrss over fork and exec,
+    so a probe started by the bench would report the bench's own peak."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
