@@ -481,3 +481,24 @@ def test_a_venue_checklist_is_not_the_paper_s_prose(checklist):
     assert [c.text for c in ending] == ["Results", "It works."]  # a checklist at the very end runs to it
     kept = parse_document(doc("", "\\section{A checklist for practitioners of deep learning}\nKeep me."), "file:///k.tex")
     assert [c.text for c in kept][-1] == "Keep me."
+
+
+def test_siunitx_quantities_read_as_printed():
+    body = r"""We gain \SI{5}{\percent} with \num{1000} samples of \SI{3.5}{\giga\byte} in \qty[mode=text]{10}{\milli\second},
+\SIrange{1}{2}{\hour}, \si{\kilo\gram\per\second\squared}, \numrange{3}{4}, \ang{30} and \qty{1.2+-0.1}{GB}."""
+    source = doc("\\usepackage{siunitx}", body)
+    (c,) = parse_document(source, "file:///s.tex")
+    check_offsets(source, [c])
+    assert c.text == ("We gain 5% with 1000 samples of 3.5 GB in 10 ms, 1 h to 2 h, kg/s\u00b2, 3 to 4, 30\u00b0 and "
+                      "1.2\u00b10.1 GB.")
+
+
+def test_ifdefined_ifcsname_and_ifx_undefined_follow_the_project_s_definitions():
+    pre = r"""%\def\showcomments{}
+\def\camera{}
+\ifdefined\camera \newcommand{\venue}{NeurIPS}\else\newcommand{\venue}{arXiv}\fi"""
+    body = r"""\ifdefined\showcomments Hidden comment. \fi Kept \venue.
+\ifcsname camera\endcsname Camera ready. \else Preprint. \fi
+\ifx\showcomments\undefined No comments. \else Comments. \fi
+\ifdefined\citet Known command. \fi"""
+    assert texts(doc(pre, body)) == ["Kept NeurIPS. Camera ready. No comments. Known command."]

@@ -8,7 +8,10 @@ blanked out (replaced by spaces in a masked copy of the same length, so offsets 
 The same pass reads the file's definitions into a `Definitions` (the caller's, shared by the
 files of a project): definitions apply to the whole file and to the files read after it, and
 decide conditionals: `\\iffalse`, `\\iftrue`, `\\newif\\ifX` switches set by `\\Xtrue` /
-`\\Xfalse`, and `\\if\\X1` where `\\def\\X{0}`.  A conditional it cannot decide is left alone.
+`\\Xfalse`, `\\if\\X1` where `\\def\\X{0}`, and `\\ifdefined\\X` / `\\ifcsname X\\endcsname` /
+`\\ifx\\X\\undefined` (defined: by the project so far, or a command the parser knows; a switch
+like `\\ifdefined\\showcomments` whose `\\def` is commented out is false).  A conditional it
+cannot decide is left alone.
 """
 
 from __future__ import annotations
@@ -97,6 +100,23 @@ def _char_of(token: str, scope: Definitions) -> str | None:
     return token
 
 
+_CSNAME = re.compile(r"\s*([a-zA-Z@]+)\s*\\endcsname")
+
+
+def _tested_name(s: str, p: int, csname: bool) -> tuple[str, int] | None:
+    """(command name, end) of what `\\ifdefined` / `\\ifcsname` tests at p."""
+    m = _CSNAME.match(s, p) if csname else _TEX_TOKEN.match(s, p)
+    if m is None or not (csname or m.group(1).startswith("\\")):
+        return None
+    return m.group(1).lstrip("\\"), m.end()
+
+
+def _defined(name: str, scope: Definitions) -> bool:
+    """Whether the project defines `name` so far, or it is a command the parser knows; a name
+    defined nowhere in the project (`\\ifdefined\\showcomments` with its `\\def` commented out) is not."""
+    return scope.defines(name) or name in T.BUILTIN_COMMANDS or name in T.TEXT_COMMANDS
+
+
 def _decide(s: str, m: re.Match, scope: Definitions) -> tuple[bool | None, int]:
     """(value or None if unknown, end of the test) of the conditional token m."""
     name = m.group()[3:]
@@ -106,6 +126,15 @@ def _decide(s: str, m: re.Match, scope: Definitions) -> tuple[bool | None, int]:
         return True, m.end()
     if name in scope.switches:
         return scope.switches[name], m.end()
+    if name in ("defined", "csname"):  # \ifdefined\X, \ifcsname X\endcsname
+        target = _tested_name(s, m.end(), name == "csname")
+        if target is not None:
+            return _defined(target[0], scope), target[1]
+    if name == "x":  # \ifx\X\undefined (or \relax): true when \X is not defined
+        a = _TEX_TOKEN.match(s, m.end())
+        b = _TEX_TOKEN.match(s, a.end()) if a else None
+        if a and b and a.group(1).startswith("\\") and b.group(1) in ("\\undefined", "\\@undefined", "\\relax"):
+            return not _defined(a.group(1)[1:], scope), b.end()
     if name == "":  # \if<token><token>: compares two characters
         a = _TEX_TOKEN.match(s, m.end())
         b = _TEX_TOKEN.match(s, a.end()) if a else None

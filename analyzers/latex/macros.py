@@ -135,6 +135,10 @@ class Definitions:
             table[d.name] = value
             self.version += 1
 
+    def defines(self, name: str) -> bool:
+        """Whether `\\name` has been defined so far (a macro, an alias or a `\\newif` switch's `\\ifname`)."""
+        return name in self.macros or name in self.aliases or (name.startswith("if") and name[2:] in self.switches)
+
     def set_switch(self, name: str, value: bool) -> None:
         self.switches[name] = value
 

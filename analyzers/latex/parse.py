@@ -24,7 +24,8 @@ What becomes prose
     (keys go to `Chunk.cites`; in a project whose .bib has the key, `\\citet` and the other
     citations that are part of the sentence read as the authors' names, `citations.py`),
     `\\ref`-like -> "[ref]", `\\url` -> "[url]", `\\verb` -> "[code]", commands configured as
-    "dummy" -> "[dummy]"; `\\gls{key}` reads the acronym's short form.  Display math, comments,
+    "dummy" -> "[dummy]"; `\\gls{key}` reads the acronym's short form; siunitx quantities read
+    as printed (`\\SI{3.5}{\\giga\\byte}` -> "3.5 GB", `\\qty{5}{\\percent}` -> "5%").  Display math, comments,
     verbatim-like and `comment` environments, false conditional branches, `\\todo` and other
     notes, title blocks (authors, affiliations, ICML's `\\twocolumn[...]` apart from its
     title), `\\vskip`-like dimensions and TeX parameters (`\\looseness-1`), tables, code

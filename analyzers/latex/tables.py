@@ -84,6 +84,54 @@ GLOSSARY_COMMANDS = {
     **{name: ("full", "cap", False) for name in ("Acrfull", "Acf")},
 }
 
+# siunitx: name -> (argspec, its mandatory arguments: v a value, u the unit, a an angle)
+QUANTITY_COMMANDS = {
+    "num": ("[{", "v"), "si": ("[{", "u"), "unit": ("[{", "u"), "SI": ("[{[{", "vu"), "qty": ("[{{", "vu"),
+    "numrange": ("[{{", "vv"), "SIrange": ("[{{{", "vvu"), "qtyrange": ("[{{{", "vvu"), "ang": ("[{", "a"),
+    "numlist": ("[{", "v"), "SIlist": ("[{{", "vu"), "qtylist": ("[{{", "vu"), "numproduct": ("[{", "v"),
+}
+_SI_PREFIXES = {"yocto": "y", "zepto": "z", "atto": "a", "femto": "f", "pico": "p", "nano": "n", "micro": "\u00b5",
+                "milli": "m", "centi": "c", "deci": "d", "deca": "da", "deka": "da", "hecto": "h", "kilo": "k",
+                "mega": "M", "giga": "G", "tera": "T", "peta": "P", "exa": "E", "zetta": "Z", "yotta": "Y",
+                "kibi": "Ki", "mebi": "Mi", "gibi": "Gi", "tebi": "Ti"}
+_SI_UNITS = {"percent": "%", "degree": "\u00b0", "degreeCelsius": "\u00b0C", "celsius": "\u00b0C", "second": "s",
+             "minute": "min", "hour": "h", "day": "d", "metre": "m", "meter": "m", "gram": "g", "kilogram": "kg",
+             "litre": "L", "liter": "L", "byte": "B", "bit": "bit", "hertz": "Hz", "watt": "W", "joule": "J",
+             "volt": "V", "ampere": "A", "ohm": "\u03a9", "kelvin": "K", "newton": "N", "pascal": "Pa",
+             "decibel": "dB", "mole": "mol", "candela": "cd", "radian": "rad", "arcminute": "\u2032",
+             "arcsecond": "\u2033", "electronvolt": "eV", "tonne": "t", "bar": "bar", "flop": "FLOP"}
+_SI_POWERS = {"squared": "\u00b2", "cubed": "\u00b3"}
+_SI_TOKEN = re.compile(r"\\([a-zA-Z]+)|([^\\{}\s~]+)|\{([^{}]*)\}")
+
+
+def si_unit(raw: str) -> str:
+    """The printed form of a siunitx unit (`\\kilo\\gram\\per\\second\\squared` -> "kg/s\u00b2")."""
+    out, pending, power = "", "", ""
+    for m in _SI_TOKEN.finditer(raw):
+        name, literal, group = m.groups()
+        if name in _SI_PREFIXES:
+            pending += _SI_PREFIXES[name]
+        elif name == "per":
+            out += "/"
+        elif name in ("square", "cubic"):
+            power = _SI_POWERS["squared" if name == "square" else "cubed"]
+        elif name in _SI_POWERS:
+            out += _SI_POWERS[name]
+        elif name in ("tothe", "raiseto"):  # its braced power follows as a literal
+            continue
+        elif name is not None or literal is not None or group is not None:
+            unit = _SI_UNITS.get(name, name or "") if name is not None else (literal or group or "")
+            sep = "" if not out or out.endswith("/") else "\u00b7" if name is not None else ""
+            out += sep + pending + unit + power
+            pending, power = "", ""
+    return out
+
+
+def si_value(raw: str) -> str:
+    """The printed form of a siunitx number (`1.2+-0.1` -> "1.2\u00b10.1", `1e3` kept)."""
+    return " ".join(raw.replace("+-", "\u00b1").split()).replace("\\pm", "\u00b1").replace("$", "")
+
+
 # TeX spacing primitives whose argument is a bare dimension (`\\vskip 0.3in`), and TeX parameters
 # set in the text (`\\looseness-1`, `\\emergencystretch=3em`): dropped with their value.
 DIMEN_COMMANDS = frozenset({"vskip", "hskip", "kern", "mskip", "mkern", "hglue", "vglue"}) | frozenset(
@@ -248,6 +296,7 @@ _MACRO_ARGS = {
     "addcontentsline": "{{{", "addtocontents": "{{", "crefalias": "{{", "crefformat": "{{", "Crefformat": "{{",
     "creflabelformat": "{{", "crefrangeformat": "{{", "editor": "{", "ShortHeadings": "{{", "firstpageno": "{",
     "jmlrheading": "{{{{{{{", "affiliations": "{", "hypertarget": "{{",
+    **{name: spec for name, (spec, _) in QUANTITY_COMMANDS.items()},
 }
 
 
@@ -475,7 +524,7 @@ class Tables:
 BUILTIN_COMMANDS = frozenset().union(
     SECTION_COMMANDS, CITE_COMMANDS, NOCITE_COMMANDS, REF_COMMANDS, URL_COMMANDS, FOOTNOTE_COMMANDS,
     CAPTION_COMMANDS, INCLUDE_COMMANDS, BIB_COMMANDS, KEEP_LAST_COMMANDS, SPACE_COMMANDS, PAR_COMMANDS,
-    IGNORE_COMMANDS, EMPTY_COMMANDS, DIMEN_COMMANDS, TITLE_COMMANDS, GLOSSARY_COMMANDS, CODE_COMMANDS,
+    IGNORE_COMMANDS, EMPTY_COMMANDS, DIMEN_COMMANDS, TITLE_COMMANDS, GLOSSARY_COMMANDS, CODE_COMMANDS, QUANTITY_COMMANDS,
     {"abstract", "item", "verb", "lstinline", "begin", "end", "twocolumn"},
 )
 BUILTIN_ENVIRONMENTS = frozenset().union(

@@ -306,6 +306,20 @@ class _Walker:
             text = text[:1].upper() + text[1:]
         self.expand(n.macroname, text, 0, None, [], (n.pos, n.pos + n.len))
 
+    def quantity(self, n) -> None:
+        """siunitx `\\SI{3.5}{\\giga\\byte}`: the number and unit as printed ("3.5 GB"; "5%")."""
+        mand = _mandatory(*_args(n))
+        parts = T.QUANTITY_COMMANDS[n.macroname][1]
+        if len(mand) < len(parts):
+            return
+        raw = [self.raw(x) for x in mand[:len(parts)]]
+        values = [T.si_value(r) for r, part in zip(raw, parts) if part in "va"]
+        unit = T.si_unit(raw[-1]) if parts.endswith("u") else "\u00b0" if parts == "a" else ""
+        glue = "" if unit[:1] in ("%", "\u00b0", "\u2032", "\u2033", "") else " "
+        text = " to ".join(v + glue + unit for v in values) if values else unit
+        if text:
+            self.cur.synth(text, n.pos, n.pos + n.len)
+
     def cite(self, n) -> None:
         cur = self.cur
         mand = _mandatory(*_args(n))
@@ -545,7 +559,7 @@ def _macro_handlers() -> dict:
         (("twocolumn",), W.twocolumn), (T.DIMEN_COMMANDS, W.ignore),
         (T.INCLUDE_COMMANDS, W.include), (T.BIB_COMMANDS, W.bib_resource), (T.PAR_COMMANDS, W.par),
         (("item",), W.item), (T.SPACE_COMMANDS, W.space), (T.EMPTY_COMMANDS, W.empty),
-        (T.GLOSSARY_COMMANDS, W.glossary), (T.TEXT_COMMANDS, W.text_command), (T.ACCENTS, W.accent_macro), (T.IGNORE_COMMANDS, W.ignore),
+        (T.GLOSSARY_COMMANDS, W.glossary), (T.QUANTITY_COMMANDS, W.quantity), (T.TEXT_COMMANDS, W.text_command), (T.ACCENTS, W.accent_macro), (T.IGNORE_COMMANDS, W.ignore),
         (T.NOCITE_COMMANDS, W.ignore), (T.KEEP_LAST_COMMANDS, W.keep_last), (ARG_NAMES, W.argument),
     ]
     out: dict = {}
