@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -21,6 +22,8 @@ from .entities import write_entities
 from .papers import Paper
 from .progress import Progress
 from .store import MANIFEST_VERSION, Manifest, make_live, write_build
+
+BLOCK = 2048  # papers chunked and embedded at a time: their texts are all a build holds of the corpus
 
 
 @dataclass(frozen=True)
@@ -36,33 +39,56 @@ class BuildReport:
     appended: int = 0  # papers appended to the previous build's graph and BM25 table (0: a full build)
 
 
-def chunk_papers(papers: Sequence[Paper], embedder: Embedder, cache: EmbeddingCache, max_tokens: int,
-                 show: bool) -> tuple[list[str], list[tuple[int, int, int, str]], list[str]]:
-    """Split each paper's text into ≤max_tokens spans (cached by content hash).
+def chunk_and_embed(papers: Iterable[Paper], content_hashes: Sequence[str], embedder: Embedder,
+                    cache: EmbeddingCache, max_tokens: int, show: bool) -> tuple[list[tuple[int, int, int, str]], np.ndarray, int, float]:
+    """Split each paper's text into ≤max_tokens spans and give every span its vector, `BLOCK` papers at a time,
+    computing only what the cache lacks (spans by content hash, vectors by chunk hash) and saving as it goes.
 
-    Returns the per-paper content hashes, chunk rows (paper_idx, start, end, text_hash) and chunk texts.
+    Returns the chunk rows (paper_idx, start, end, text_hash), their vectors, the chunks embedded and the
+    seconds spent embedding. Only one block's texts are held at a time, never the whole corpus's.
     """
-    content_hashes = [text_hash(p.text) for p in papers]
-    known = cache.get_spans(content_hashes, max_tokens)
-    todo = {h: p.text for p, h in zip(papers, content_hashes) if h not in known}
-    fresh: dict[str, list[tuple[int, int]]] = {}
-    with Progress("chunking", total=len(todo), show=show) as bar:
-        hashes = list(todo)
-        for i in range(0, len(hashes), 1024):
-            part = hashes[i : i + 1024]
-            for h, spans in zip(part, embedder.split_many([todo[h] for h in part], max_tokens)):
-                fresh[h] = [(s.start, s.end) for s in spans]
-            bar.update(len(part))
-    cache.put_spans(fresh, max_tokens)
-    known.update(fresh)
     rows: list[tuple[int, int, int, str]] = []
-    texts: list[str] = []
-    for idx, (paper, h) in enumerate(zip(papers, content_hashes)):
-        for start, end in known[h]:
-            text = paper.text[start:end]
-            rows.append((idx, start, end, text_hash(text)))
-            texts.append(text)
-    return content_hashes, rows, texts
+    parts: list[np.ndarray] = []
+    embedded, embed_seconds = 0, 0.0
+    stream = iter(papers)
+    with Progress("embedding", total=len(content_hashes), unit="paper", show=show) as bar:
+        for lo in range(0, len(content_hashes), BLOCK):
+            texts = [p.text for p in itertools.islice(stream, BLOCK)]
+            hashes = content_hashes[lo : lo + len(texts)]
+            spans = _spans(texts, hashes, embedder, cache, max_tokens)
+            chunk_texts: dict[str, str] = {}
+            keys = []
+            for i, (text, h) in enumerate(zip(texts, hashes)):
+                for start, end in spans[h]:
+                    key = text_hash(chunk := text[start:end])
+                    rows.append((lo + i, start, end, key))
+                    chunk_texts[key] = chunk
+                    keys.append(key)
+            vectors = cache.get_vectors(embedder.model_id, keys)
+            if missing := [key for key in chunk_texts if key not in vectors]:
+                t0 = time.perf_counter()
+                new = dict(zip(missing, embedder.encode([chunk_texts[key] for key in missing])))
+                cache.put_vectors(embedder.model_id, new)  # saved as we go: a killed build keeps its work
+                embed_seconds += time.perf_counter() - t0
+                vectors.update(new)
+                embedded += len(missing)
+            if keys:
+                parts.append(np.stack([vectors[key] for key in keys]))
+            bar.update(len(texts))
+    return rows, np.concatenate(parts) if parts else np.zeros((0, DIM), np.float32), embedded, embed_seconds
+
+
+def _spans(texts: Sequence[str], hashes: Sequence[str], embedder: Embedder, cache: EmbeddingCache,
+           max_tokens: int) -> dict[str, list[tuple[int, int]]]:
+    """Each text's chunk spans by content hash: from the cache, the rest split now and cached."""
+    spans = cache.get_spans(hashes, max_tokens)
+    todo = {h: t for h, t in zip(hashes, texts) if h not in spans}
+    if todo:
+        cuts = embedder.split_many(list(todo.values()), max_tokens)
+        fresh = {h: [(s.start, s.end) for s in cut] for h, cut in zip(todo, cuts)}
+        cache.put_spans(fresh, max_tokens)
+        spans.update(fresh)
+    return spans
 
 
 def new_build_id() -> str:
@@ -104,14 +130,16 @@ def build_index(papers: Sequence[Paper], root: Path | str, embedder: Embedder | 
     embedder = embedder or Embedder()
     cache = EmbeddingCache(root / "embeddings.sqlite")
     try:
-        kept = appendable_prefix(root, papers, [text_hash(p.text) for p in papers], embedder.model_id, max_tokens)
+        content_hashes = [text_hash(p.text) for p in papers]
+        kept = appendable_prefix(root, papers, content_hashes, embedder.model_id, max_tokens)
         todo = papers[kept:]  # the whole corpus, or only what an append adds to the live build
-        seeded = seed_cache(cache, embedder.model_id, max_tokens, [p.text for p in todo]) if shipped_vectors else Seeded()
-        content_hashes, rows, texts = chunk_papers(todo, embedder, cache, max_tokens, show_progress)
-        vectors, missing, embed_seconds = embed_chunks(rows, texts, embedder, cache, show_progress)
+        todo_hashes = content_hashes[kept:]
+        seeded = seed_cache(cache, embedder.model_id, max_tokens, (p.text for p in todo)) if shipped_vectors else Seeded()
+        rows, vectors, missing, embed_seconds = chunk_and_embed(todo, todo_hashes, embedder, cache, max_tokens,
+                                                                show_progress)
         if kept:
             with Progress("appending", total=len(rows), unit="vec", show=show_progress) as bar:
-                build = append_build(root, new_build_id(), todo, content_hashes, rows, vectors, sources,
+                build = append_build(root, new_build_id(), todo, todo_hashes, rows, vectors, sources,
                                      progress=bar.usearch_callback)
             chunks = int(read_manifest(build).chunks)
         else:
@@ -122,25 +150,6 @@ def build_index(papers: Sequence[Paper], root: Path | str, embedder: Embedder | 
         cache.close()
     return BuildReport(str(root), len(papers), chunks, missing, chunks - missing, time.perf_counter() - t0,
                        embed_seconds, seeded.notice, appended=len(todo) if kept else 0)
-
-
-def embed_chunks(rows: Sequence[tuple[int, int, int, str]], texts: Sequence[str], embedder: Embedder,
-                 cache: EmbeddingCache, show_progress: bool) -> tuple[np.ndarray, int, float]:
-    """The vector of every chunk row, embedding only what the cache lacks: (vectors, embedded, seconds)."""
-    hashes = [r[3] for r in rows]
-    vectors_by_hash = cache.get_vectors(embedder.model_id, hashes)
-    missing = list(dict.fromkeys(h for h in hashes if h not in vectors_by_hash))
-    text_of = dict(zip(hashes, texts))
-    t_embed = time.perf_counter()
-    with Progress("embedding", total=len(missing), unit="chunk", show=show_progress) as bar:
-        for i in range(0, len(missing), 512):
-            part = missing[i : i + 512]
-            vecs = embedder.encode([text_of[h] for h in part], progress=bar.update)
-            new = dict(zip(part, vecs))
-            cache.put_vectors(embedder.model_id, new)  # saved as we go: a killed build keeps its work
-            vectors_by_hash.update(new)
-    vectors = np.stack([vectors_by_hash[h] for h in hashes]) if hashes else np.zeros((0, DIM), np.float32)
-    return vectors, len(missing), time.perf_counter() - t_embed
 
 
 def default_index_path() -> Path:

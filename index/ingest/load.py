@@ -4,7 +4,8 @@ JSON-lines files are read in the layout their first record shows (`layouts.py`):
 arXiv OAI snapshot, OpenAlex works, Semantic Scholar papers + abstracts. `read_corpus` streams papers
 and reports every row it cannot use through `warn`, naming `file:line` and the reason; `load_papers`
 collects them, drops duplicate ids (the first one wins), merges records of one work from different
-sources (same DOI, arXiv id, or title; see `identity.py`) and refuses an empty result. `where`
+sources (same DOI, arXiv id, or title; see `identity.py`), spills past `HOLD_IN_MEMORY` papers to a
+temporary on-disk table (`paper_store.py`) and refuses an empty result. `where`
 filters (`where.py`) apply while streaming. Errors the user can fix (a missing path, an unsupported
 file or layout, nothing usable) raise `CorpusError` with a message that says what to do.
 """
@@ -37,6 +38,7 @@ DUMP_SUFFIXES = (".json", ".json.gz", ".json.xz", ".gz", ".xz")
 SUPPORTED = ("a .jsonl or .csv file (plain, .gz or .xz), a JSON-lines dump (.json, .gz), a .bib or .tex file, "
              "or a directory of them")
 Located = Iterator[tuple[Paper, str]]
+HOLD_IN_MEMORY = 20_000  # papers load_papers keeps as objects (~50 MB); more go to disk (the shipped corpus: 17,630)
 
 _SKIPPED_DIRS = {"__pycache__", "node_modules"}
 
@@ -65,12 +67,14 @@ def read_corpus(paths: Iterable[Path | str] | Path | str, warn: Warn = _log_warn
 
 
 def load_papers(paths: Iterable[Path | str] | Path | str, warn: Warn = _log_warning,
-                where: Sequence[str] = ()) -> list[Paper]:
-    """All papers of `paths` that pass `where`, one per work.
+                where: Sequence[str] = (), hold: int = HOLD_IN_MEMORY) -> Sequence[Paper]:
+    """All papers of `paths` that pass `where`, one per work, in reading order.
 
     A repeated id is dropped (the first one wins, each drop is warned); a record of a work already
     read from another file, or with the same DOI or arXiv id, is merged into the first one (its blanks
-    filled, its references united) and reported.
+    filled, its references united) and reported. Up to `hold` papers come back as a list; past that
+    they are spilled to a temporary on-disk table as they are read (paper_store.py) and come back as
+    a view reading them from there, so a 1M-record dump never sits in memory.
     """
     checked = _checked_paths(paths)
     keep = _filter(where)
@@ -87,6 +91,8 @@ def load_papers(paths: Iterable[Path | str] | Path | str, warn: Warn = _log_warn
         source, _, line = at.rpartition(":")
         outcome, first, key = kept.add(paper, source=source)
         if outcome == "new":
+            if len(kept) > hold:
+                kept.spill()
             if not files or files[-1] != source:
                 files.append(source)
             first_seen.append((len(files) - 1) << 32 | int(line))
@@ -104,8 +110,7 @@ def load_papers(paths: Iterable[Path | str] | Path | str, warn: Warn = _log_warn
         warn(f"{duplicates - MAX_ROW_WARNINGS} more duplicate ids dropped ({duplicates} in all)")
     if merged > MAX_ROW_WARNINGS:
         warn(f"{merged - MAX_ROW_WARNINGS} more records merged into papers read before ({merged} in all)")
-    papers = kept.papers()
-    if not papers:
+    if not len(kept):
         names = ", ".join(str(p) for p in checked)
         hint = f" that pass --where {' '.join(where)}" if keep else ""
         raise CorpusError(
@@ -113,7 +118,7 @@ def load_papers(paths: Iterable[Path | str] | Path | str, warn: Warn = _log_warn
             f"(see the warnings above). Point peerlint at {SUPPORTED}, "
             f"or leave the corpus unset to use the shipped proceedings ({default_corpus_path().name})."
         )
-    return papers
+    return kept.papers()
 
 
 def _filter(where: Sequence[str]) -> CorpusFilter | None:
