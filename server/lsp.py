@@ -36,6 +36,7 @@ log = logging.getLogger("peerlint.server")
 # One file peerlint checks at most: a paper is ~100 KB; 5 MB of paragraphs to embed would hold the
 # analysis worker for minutes (hovers and every other file waiting behind it).
 MAX_FILE_BYTES = 1_000_000
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 COMMANDS = ("peerlint.cite", "peerlint.checkNovelty", "peerlint.relatedWork", "peerlint.reindex", "peerlint.status")
 
@@ -50,6 +51,7 @@ class PeerlintServer(LanguageServer):
         self.llm_pending: dict[str, asyncio.Task] = {}
         self.generation: dict[str, int] = {}
         self.warned: set[str] = set()
+        self.log_handler: logging.FileHandler | None = None
 
     def start_io(self, stdin=None, stdout=None) -> int:
         """pygls's stdio server with the hardened frame loop of `framing.py`; returns the exit status
@@ -245,7 +247,33 @@ class PeerlintServer(LanguageServer):
             self.apply_settings(result[0])
 
     def apply_settings(self, raw: Any) -> bool:
-        return self.service.update_settings(raw, lambda m: self.warn_once(m, m))
+        changed = self.service.update_settings(raw, lambda m: self.warn_once(m, m))
+        self.use_log_file(self.service.settings.log_file)
+        return changed
+
+    def use_log_file(self, name: str) -> None:
+        """The `logFile` setting: the log also goes to that file from now on (stderr and the default
+        file keep it too); a file that cannot be opened is reported once."""
+        path = Path(name).expanduser() if name else None
+        current = self.log_handler
+        if (current.baseFilename if current else None) == (str(path.resolve()) if path else None):
+            return
+        if current is not None:
+            logging.getLogger().removeHandler(current)
+            current.close()
+            self.log_handler = None
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handler = logging.FileHandler(path, encoding="utf-8")
+        except OSError as exc:
+            self.warn_once(f"log:{path}", f"cannot write the log to {path} ({exc}); logFile is ignored")
+            return
+        handler.setFormatter(logging.Formatter(LOG_FORMAT))
+        logging.getLogger().addHandler(handler)
+        self.log_handler = handler
+        log.info("peerlint %s (pid %d) logs to %s", __version__, os.getpid(), path)
 
     def plan_cite(self, uri: str, line: int, character: int, hit: dict):
         """The edit that cites `hit` at the end of the paragraph at (line, character), its key and .bib."""
@@ -443,8 +471,7 @@ def _setup_logging(log_file: Path | None) -> None:
     if log_file:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.FileHandler(log_file, encoding="utf-8"))
-    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True, format=LOG_FORMAT)
     logging.getLogger("pygls").setLevel(logging.WARNING)
 
 
