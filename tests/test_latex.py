@@ -543,3 +543,18 @@ def test_token_soup_parses_without_internal_errors(source):
     check_invariants(source, chunks)
     for c in chunks:
         assert estimate_tokens(c.text) <= 200
+
+
+def test_a_paragraph_that_only_moved_keeps_its_offsets_map():
+    """Typing in the first paragraph moves every later one: their chunks get a new base over the
+    same relative offsets (no per-character rebuild), and still point at the right source letters."""
+    body = "\n\n".join(f"Paragraph {i} talks about retrieval models and their evaluation." for i in range(30))
+    before = f"\\documentclass{{article}}\n\\begin{{document}}\n{body}\n\\end{{document}}\n"
+    after = before.replace("Paragraph 0 talks", "Paragraph 0 now talks", 1)
+    old, new = parse_document(before, "file:///m.tex"), parse_document(after, "file:///m.tex")
+    assert [c.text for c in old][1:] == [c.text for c in new][1:]
+    last_old, last_new = old[-1], new[-1]
+    assert last_new.offsets.rel is last_old.offsets.rel and last_new.offsets.base == last_old.offsets.base + 4
+    assert after[last_new.offsets[0]:last_new.offsets[-1]] == last_new.text
+    assert last_new.offsets == tuple(o + 4 for o in last_old.offsets) and last_new.offsets[1:3] == tuple(last_new.offsets)[1:3]
+    assert last_new.offsets != last_old.offsets and hash(last_new.offsets) == hash(tuple(last_new.offsets))

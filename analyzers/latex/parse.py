@@ -86,7 +86,7 @@ from .positions import LineIndex, line_index, offset_to_position, position_to_of
 from .macros import Definitions
 from .text import BibResource, Event, Include, Notice, Package, Para, crude_block
 from .walker import walk_block
-from ..types import Chunk, Position
+from ..types import Chunk, Offsets, Position
 
 log = logging.getLogger(__name__)
 
@@ -460,18 +460,30 @@ class ChunkMaker:
     def _chunks(self, para: Para, section: str, kind: str, first: int) -> list[Chunk]:
         out: list[Chunk] = []
         base = para.base
-        for i0, i1 in _pieces(para, self.options):
-            text = para.text[i0:i1]
-            if not _has_words(text):
-                continue
-            offsets = tuple([o + base for o in para.offs[i0:i1]] + [para.end(i1 - 1) + base])
-            start, end = offsets[0], offsets[-1]
-            cites = tuple(dict.fromkeys(k for i, k in para.cites if i0 <= i < i1)) if para.cites else ()
+        for text, rel, cites in self._pieces_of(para):
+            start, end = rel[0] + base, rel[-1] + base
             out.append(Chunk(
-                text=text, uri=self.uri, section=section, offsets=offsets,
+                text=text, uri=self.uri, section=section, offsets=Offsets(rel, base),
                 range=self.index.range(start, end), kind=kind, index=first + len(out), cites=cites, paragraph=first,
                 disabled=self.magic.disabled(start, end),
             ))
+        return out
+
+    def _pieces_of(self, para: Para) -> list[tuple[str, tuple[int, ...], tuple[str, ...]]]:
+        """Text, offsets relative to the paragraph and cites of each piece with words: the same at
+        every parse while the paragraph keeps its text, wherever it moved (kept in its memo)."""
+        key = (self.options.max_tokens, self.options.count_tokens)
+        memo = para.memo.get("pieces")
+        if memo is not None and memo[0] == key:
+            return memo[1]
+        out = []
+        for i0, i1 in _pieces(para, self.options):
+            text = para.text[i0:i1]
+            if _has_words(text):
+                rel = tuple(para.offs[i0:i1]) + (para.end(i1 - 1),)
+                cites = tuple(dict.fromkeys(k for i, k in para.cites if i0 <= i < i1)) if para.cites else ()
+                out.append((text, rel, cites))
+        para.memo["pieces"] = (key, out)
         return out
 
 
