@@ -258,6 +258,7 @@ async function main() {
   const bib = path.join(dirs.ws, 'refs.bib');
   const draftBefore = fs.readFileSync(draft, 'utf8');
   const bibBefore = fs.readFileSync(bib, 'utf8');
+  const serverLog = path.join(tmp, 'server.log');
   const expected = await expectedFindings(dirs.ws, tmp);
   report.seen.expected = expected;
   let cs;
@@ -445,6 +446,11 @@ async function main() {
     report.timings.cancel_to_related_work_s = (Date.now() - cancelled) / 1000;
     await shot(page, 'cancelled', `cancelled; Show related work answered ${report.timings.cancel_to_related_work_s} s later`);
     await page.keyboard.press('Escape');
+    // The cancel reaches the server: the check stops after the LLM call in flight (server/lsp.py).
+    report.seen.server_stopped = await until('the server log to say the cancelled check stopped', () =>
+      fs.readFileSync(serverLog, 'utf8').split('\n').find((l) => l.includes('checking novelty: cancelled by the client')), 180000, 200);
+    report.timings.cancel_to_server_stop_s = (Date.now() - cancelled) / 1000;
+    log(`the server stopped the cancelled check ${report.timings.cancel_to_server_stop_s} s after Cancel`);
   } catch (e) {
     if (page) {
       await page.screenshot({ path: path.join(OUT, 'failed.png') }).catch(() => undefined);
