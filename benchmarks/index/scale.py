@@ -28,6 +28,8 @@ import numpy as np
 APPEND_PAPERS = 2000
 BLOCK = 500_000  # vectors generated per block: 3M never sit in memory as float32
 LEXICAL_QUERIES = 200
+SWEEP_BEAMS = (64, 128, 192, 256)  # search beams also measured on the built graph (the store's own is the main row)
+SWEEP_QUERIES = 200
 
 
 def _log(message: str) -> None:
@@ -104,7 +106,7 @@ def probe(root: Path, lexical_texts: Sequence[str], n_queries: int | None = None
     """Run in a fresh process: open the index as the server does and measure memory and latency."""
     import psutil
 
-    from ...index.store import VectorIndex
+    from ...index.store import HNSW, VectorIndex
     from .synthetic import latency_percentiles
 
     process = psutil.Process()
@@ -119,14 +121,14 @@ def probe(root: Path, lexical_texts: Sequence[str], n_queries: int | None = None
         queries, truth = queries[:n_queries], truth[:n_queries]
     for q in queries[:20]:
         index.search_vector(q, 10)
-    times, recall = [], []
-    for q, t in zip(queries, truth):
-        s = time.perf_counter()
-        hits = index.search_vector(q, 10)
-        times.append(time.perf_counter() - s)
-        found = {index.id_to_idx[h.paper.id] for h in hits}  # one chunk per paper: paper idx == vector key
-        recall.append(len(found & set(t.tolist())) / 10)
+    times, recall = _dense(index, queries, truth)
     rss_dense = process.memory_info().rss
+    sweep = []
+    for beam in SWEEP_BEAMS:  # what another search beam would give on this graph, on the first queries
+        index._hnsw.expansion_search = beam
+        beam_times, beam_recall = _dense(index, queries[:SWEEP_QUERIES], truth[:SWEEP_QUERIES])
+        sweep.append({"expansion_search": beam, **latency_percentiles(beam_times), "recall_at_10": beam_recall})
+    index._hnsw.expansion_search = HNSW["expansion_search"]
     lex_times = []
     for text in lexical_texts:
         s = time.perf_counter()
@@ -134,7 +136,8 @@ def probe(root: Path, lexical_texts: Sequence[str], n_queries: int | None = None
         lex_times.append(time.perf_counter() - s)
     out = {"papers": len(index), "vectors": int(len(index.vectors)), "open_seconds": round(open_s, 2),
            "graph_dtype": str(index._hnsw.dtype), "queries": len(queries),
-           "dense": latency_percentiles(times), "recall_at_10": round(float(np.mean(recall)), 4),
+           "expansion_search": HNSW["expansion_search"], "dense": latency_percentiles(times), "recall_at_10": recall,
+           "expansion_sweep": sweep,
            "lexical": latency_percentiles(lex_times) if lex_times else None, "lexical_queries": len(lex_times),
            "rss_mb": {"start": round(rss0 / 2**20, 1), "after_open": round(rss_open / 2**20, 1),
                       "after_dense": round(rss_dense / 2**20, 1),
@@ -142,6 +145,18 @@ def probe(root: Path, lexical_texts: Sequence[str], n_queries: int | None = None
            "peak_rss_mb": round(_peak_kib() / 1024, 1)}
     index.close()
     return out
+
+
+def _dense(index, queries: np.ndarray, truth: np.ndarray) -> tuple[list[float], float]:
+    """Seconds of each top-10 dense search as the server runs it, and mean recall@10 against `truth`."""
+    times, recall = [], []
+    for q, t in zip(queries, truth):
+        s = time.perf_counter()
+        hits = index.search_vector(q, 10)
+        times.append(time.perf_counter() - s)
+        found = {index.id_to_idx[h.paper.id] for h in hits}  # one chunk per paper: paper idx == vector key
+        recall.append(len(found & set(t.tolist())) / 10)
+    return times, round(float(np.mean(recall)), 4)
 
 
 def _peak_kib() -> int:
@@ -219,11 +234,58 @@ def print_scale(payload: dict[str, Any], path: Path) -> None:
                       f"dense p50 < 2 ms, recall ≥ 0.95, lexical p50 < 50 ms)")
     print(f"full build {b['build_seconds']:.0f} s; appending {a['appended']:,} papers {a['seconds']:.1f} s "
           f"(then {a['after']['papers']:,} papers, dense p50 {a['after']['dense_p50_ms']} ms); peak RSS {s['peak_rss_mb']:.0f} MB")
+    print("search beam (expansion_search) on the first queries: " + "; ".join(
+        f"{b['expansion_search']}: p50 {b['p50_ms']} ms, recall@10 {b['recall_at_10']}" for b in s.get("expansion_sweep", [])))
     print(f"results: {path}")
 
 
+class TreeCpu:
+    """CPU seconds this process and every process it starts (Ray's raylet, workers, actors) spend inside the block.
+
+    Wall time on a shared 2-core machine measures the neighbours as much as the build; CPU seconds of the
+    whole process tree say what the build itself burned. Children are sampled every half second (their
+    counters vanish when they exit), so a process that lives under half a second may be missed."""
+
+    def __init__(self, every_s: float = 0.5):
+        import psutil
+
+        self._me, self._every, self._seen, self._base = psutil.Process(), every_s, {}, {}
+        self.seconds = 0.0
+
+    def _sample(self, into: dict) -> None:
+        import psutil
+
+        for proc in [self._me, *self._me.children(recursive=True)]:
+            try:
+                t = proc.cpu_times()
+                into[(proc.pid, proc.create_time())] = t.user + t.system
+            except psutil.Error:
+                pass
+
+    def __enter__(self) -> "TreeCpu":
+        import threading
+
+        self._sample(self._base)
+        self._stop = threading.Event()
+
+        def loop() -> None:
+            while not self._stop.wait(self._every):
+                self._sample(self._seen)
+
+        self._thread = threading.Thread(target=loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample(self._seen)
+        self.seconds = sum(v - self._base.get(k, 0.0) for k, v in self._seen.items())
+
+
 def run_engines(args, shipped) -> dict[str, Any]:
-    """Ray local mode against the single-process build: same papers, same route, cold caches, docs/s each."""
+    """Ray local mode against the single-process build: same papers, same route, cold caches; docs/s by the
+    wall clock and by the CPU seconds of the whole process tree (Ray's processes included)."""
     import shutil
     import tempfile
 
@@ -239,10 +301,12 @@ def run_engines(args, shipped) -> dict[str, Any]:
         embedder = Embedder(route)
         embedder.encode(["warm-up"])  # the model load is not the build
         t0 = time.perf_counter()
-        single = build_index(papers, Path(tmp) / "single", embedder, ["bench"], show_progress=False, shipped_vectors=False)
-        out["single"] = {"seconds": round(time.perf_counter() - t0, 2), "chunks": single.chunks,
-                         "docs_per_s": round(len(papers) / (time.perf_counter() - t0), 2)}
-        _log(f"single process: {out['single']['docs_per_s']} docs/s")
+        with TreeCpu() as cpu:
+            single = build_index(papers, Path(tmp) / "single", embedder, ["bench"], show_progress=False, shipped_vectors=False)
+        seconds = time.perf_counter() - t0
+        out["single"] = {"seconds": round(seconds, 2), "chunks": single.chunks, "cpu_seconds": round(cpu.seconds, 1),
+                         "docs_per_s": round(len(papers) / seconds, 2)}
+        _log(f"single process: {out['single']['docs_per_s']} docs/s, {cpu.seconds:.0f} CPU s")
         import ray
 
         t0 = time.perf_counter()
@@ -252,13 +316,16 @@ def run_engines(args, shipped) -> dict[str, Any]:
             for workers in sorted({1, os.cpu_count() or 1}):
                 root = Path(tmp) / f"ray-{workers}"
                 t0 = time.perf_counter()
-                report = ray_build_index(papers, root, embedder, ["bench"], RayOptions(workers=workers), show_progress=False)
+                with TreeCpu() as cpu:
+                    report = ray_build_index(papers, root, embedder, ["bench"], RayOptions(workers=workers), show_progress=False)
                 seconds = time.perf_counter() - t0
                 out[f"ray_{workers}_workers"] = {"seconds": round(seconds, 2), "chunks": report.chunks,
                                                  "pipeline_seconds": round(report.embed_seconds, 2),
+                                                 "cpu_seconds": round(cpu.seconds, 1),
                                                  "docs_per_s": round(len(papers) / seconds, 2),
-                                                 "ratio_vs_single": round(out["single"]["seconds"] / seconds, 3)}
-                _log(f"ray, {workers} workers: {out[f'ray_{workers}_workers']['docs_per_s']} docs/s")
+                                                 "ratio_vs_single": round(out["single"]["seconds"] / seconds, 3),
+                                                 "cpu_ratio_vs_single": round(out["single"]["cpu_seconds"] / cpu.seconds, 3)}
+                _log(f"ray, {workers} workers: {out[f'ray_{workers}_workers']['docs_per_s']} docs/s, {cpu.seconds:.0f} CPU s")
                 shutil.rmtree(root, ignore_errors=True)
         finally:
             ray.shutdown()
@@ -270,10 +337,12 @@ def run_engines(args, shipped) -> dict[str, Any]:
 def print_engines(payload: dict[str, Any], path: Path) -> None:
     from ..harness.results import print_table
 
-    rows = [["single process (build_index)", payload["single"]["docs_per_s"], payload["single"]["seconds"], 1.0]]
-    rows += [[f"ray local, {k.split('_')[1]} workers", v["docs_per_s"], v["seconds"], v["ratio_vs_single"]]
+    single = payload["single"]
+    rows = [["single process (build_index)", single["docs_per_s"], single["seconds"], 1.0, single["cpu_seconds"], 1.0]]
+    rows += [[f"ray local, {k.split('_')[1]} workers", v["docs_per_s"], v["seconds"], v["ratio_vs_single"],
+              v["cpu_seconds"], v["cpu_ratio_vs_single"]]
              for k, v in payload.items() if k.startswith("ray_") and k.endswith("workers")]
-    print_table(rows, ["engine", "docs/s", "seconds", "x single"],
+    print_table(rows, ["engine", "docs/s", "seconds", "x single", "CPU s", "x single (CPU)"],
                 title=f"{payload['papers']} papers, route {payload['route']}, cold caches (target: Ray ≥ 0.85x single); "
                       f"Ray start {payload['ray_start_seconds']} s, load {payload['load_average_at_start']}")
     print(f"results: {path}")
