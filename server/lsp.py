@@ -1,7 +1,8 @@
 """The pygls language server: thin handlers over `Service` (see STYLE.md).
 
-Scheduling: an open or save analyses at once (a file opened in a project not yet read is judged
-and published first, the rest of the project after); a change waits `debounceMs` of quiet (TexLab's
+Scheduling: an open or save analyses at once (a file opened in a project not yet read has its
+first screen, or itself, judged and published first, the rest after; `peerlint.status` lists the
+files still being analysed); a change waits `debounceMs` of quiet (TexLab's
 300 ms), and a newer change cancels the wait, so fast typing never builds a backlog. Analysis
 runs on a worker thread and never blocks requests. The LLM tier runs after the fast tier on its
 own worker, reports `$/progress`, and is superseded by the next edit. *Check novelty* stops when
@@ -150,7 +151,7 @@ class PeerlintServer(LanguageServer):
             return
         loop = asyncio.get_running_loop()
         try:
-            early = await loop.run_in_executor(self.fast_worker, self.service.opened_file_first, uri)
+            early = await loop.run_in_executor(self.fast_worker, self.service.first_look, uri)
             if early is not None and self.generation.get(uri) == generation:
                 self.publish_file(uri, early)
             state = await loop.run_in_executor(self.fast_worker, self.service.analyze, uri, "fast")
@@ -463,7 +464,7 @@ async def cmd_reindex(ls: PeerlintServer, *args) -> dict:
 
 @server.command("peerlint.status")
 def cmd_status(ls: PeerlintServer, *args) -> dict:
-    return ls.service.status()
+    return {**ls.service.status(), "analysing": sorted(u for u, task in ls.pending.items() if not task.done())}
 
 
 def _setup_logging(log_file: Path | None) -> None:

@@ -36,6 +36,10 @@ def uri_to_path(uri: str) -> Path:
     return Path(unquote(urlparse(uri).path)) if uri.startswith("file:") else Path(uri)
 
 
+SCREEN_CHUNKS = 12  # paragraphs, titles and captions a first screen can show
+LONG_FILE = 60  # chunks: a file this long (~15 pages) gets its first screen judged before the rest
+
+
 @dataclass
 class ProjectState:
     """The last parse of one project (root file and everything it includes)."""
@@ -189,18 +193,24 @@ class Service:
         return replace(self.settings, target_venue=self.settings.target_venue or state.venue_guess,
                        published_before=evidence_before(self.settings.published_before, state.date))
 
-    def opened_file_first(self, uri: str) -> list[Judgment] | None:
-        """The findings of a file just opened in a project not yet read, judged before the rest of the
-        project, so the file the user looks at is published in a fraction of the project's time (its
-        chunks are cached, so the whole-project run that follows does not judge them again). None
-        when the project is known already, is this file alone, or there is no index."""
+    def first_look(self, uri: str) -> list[Judgment] | None:
+        """What to publish first for a file just opened in a project not yet read: the findings of its
+        first screen (`SCREEN_CHUNKS` paragraphs) when the file is long, else of the file alone when
+        the project holds more, so the user sees the text in front of them judged in a fraction of the
+        project's time. The chunks are cached, so the whole-project run that follows does not judge
+        them again. None when the project is known already, is this short file alone, or there is
+        no index."""
         if self.project_of(uri) is not None or self.retriever() is None:
             return None
         state = self.parse(uri)
         here = [c for c in state.chunks if c.uri == uri]
-        if len(here) == len(state.chunks):
+        if len(here) > LONG_FILE:
+            here = here[:SCREEN_CHUNKS]
+        elif len(here) == len(state.chunks):
             return None
-        return self.engine.run(here, "fast", state.bib, settings=self._run_settings(state)).judgments
+        found = self.engine.run(here, "fast", state.bib, settings=self._run_settings(state)).judgments
+        state.judgments[uri] = found  # what hovers and code actions see until the whole is judged
+        return found
     def analyze(self, uri: str, tier: str = "fast", is_cancelled: Callable[[], bool] = lambda: False) -> ProjectState:
         """Parse the project holding `uri` and run one tier; results grouped per file."""
         state = self.parse(uri) if tier == "fast" or self.project_of(uri) is None else self.project_of(uri)

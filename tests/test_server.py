@@ -235,13 +235,43 @@ async def test_the_opened_file_is_published_before_the_rest_of_its_project(clien
     appendix = client.project / "sections" / "appendix.tex"
     uri = open_file(client, appendix)
     root_uri = (client.project / "draft.tex").as_uri()
-    await diagnostics_for(client, root_uri)
+    await diagnostics_for(client, uri)
+    while uri in (await status(client))["analysing"]:
+        await asyncio.sleep(0.05)
     uris = [u for u, _ in client.publications]
     assert uris[0] == uri and uris.index(root_uri) > 0 and uris.count(uri) == 2
     early, full = [sorted((d.code, d.range.start.line, d.message) for d in diags)
                    for u, diags in client.publications if u == uri]
     assert early == full
     assert client.diagnostics[root_uri]  # the rest of the project: draft.tex has findings of its own
+
+
+async def test_a_long_file_has_its_first_screen_judged_first(client: LanguageClient):
+    """A long single-file draft (70 indexed abstracts as its paragraphs, each close to its paper): the
+    first publication holds only findings of its first screen; `peerlint.status` lists the file as
+    analysing until the whole is published, and the whole has the same findings on the first screen."""
+    from peerlint.analyzers.latex.parse import parse_document
+    from peerlint.server.service import LONG_FILE, SCREEN_CHUNKS
+
+    from conftest import sample_papers
+
+    path = client.project / "long.tex"
+    # abstracts cut to 60 words: one chunk each, however the server counts tokens
+    body = "\n\n".join(" ".join(p.abstract.split()[:60]) for p in sample_papers()[::20][:70])
+    path.write_text(f"\\documentclass{{article}}\n\\begin{{document}}\n{body}\n\\end{{document}}\n")
+    chunks = parse_document(path.read_text(), path.as_uri())
+    assert len(chunks) > LONG_FILE
+    uri = open_file(client, path)
+    await diagnostics_for(client, uri)
+    while uri in (await status(client))["analysing"]:
+        await asyncio.sleep(0.05)
+    first, whole = [diags for u, diags in client.publications if u == uri]
+    screen_end = chunks[SCREEN_CHUNKS - 1].range.end.line
+    assert all(d.range.start.line <= screen_end for d in first)
+    assert any(d.range.start.line > screen_end for d in whole)
+    key = lambda diags: sorted((d.code, d.range.start.line, d.message) for d in diags if d.range.start.line <= screen_end)
+    assert key(first) == key(whole)
+    assert uri not in (await status(client))["analysing"]
 
 
 async def test_templates_open_without_errors(client: LanguageClient):
