@@ -119,3 +119,24 @@ class LLM(Protocol):
     def generate(self, prompt: str, params: GenerateParams = GenerateParams()) -> str: ...
 
     def score(self, prompt: str, choices: Sequence[str], system: str | None = None) -> ChoiceScores: ...
+
+
+class LLMWrapper:
+    """An LLM around another (`inner`): the same name and model, so the same caches, and the inner
+    backend's extras (`host`, ...) as it has them."""
+
+    def __init__(self, inner: LLM):
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr == "inner":  # not set yet (a copy being made): no recursion
+            raise AttributeError(attr)
+        return getattr(self.inner, attr)

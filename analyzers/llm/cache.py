@@ -19,7 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Sequence
 
-from .base import LLM, ChoiceScores, GenerateParams, LLMUnavailable, LogLik
+from .base import LLM, ChoiceScores, GenerateParams, LLMUnavailable, LLMWrapper, LogLik
 
 log = logging.getLogger(__name__)
 
@@ -153,20 +153,12 @@ class AnswerCache:
             self._local.generation = None
 
 
-class CachedLLM:
+class CachedLLM(LLMWrapper):
     """The `LLM` protocol around any backend; answers come from the cache when the key matches."""
 
     def __init__(self, inner: LLM, cache: AnswerCache | None = None, cache_dir: str | os.PathLike[str] | None = None):
-        self.inner = inner
+        super().__init__(inner)
         self.cache = cache or AnswerCache(Path(cache_dir) / CACHE_FILE if cache_dir is not None else None)
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
 
     def _key(self, op: str, prompt: str, **params: Any) -> str:
         return cache_key(v=KEY_VERSION, op=op, backend=self.inner.name, model=self.inner.model, prompt=prompt, params=params)
@@ -203,8 +195,3 @@ class CachedLLM:
         result = inner(prompt, text)
         self.cache.put(key, asdict(result))
         return result
-
-    def __getattr__(self, attr: str) -> Any:  # backend extras (e.g. `host`, `stream_generate`)
-        if attr == "inner":
-            raise AttributeError(attr)
-        return getattr(self.inner, attr)

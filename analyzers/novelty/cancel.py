@@ -8,9 +8,9 @@ request, and nothing of it is cached.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
-from ..llm.base import ChoiceScores, GenerateParams, LLM, LogLik
+from ..llm.base import ChoiceScores, GenerateParams, LLM, LLMWrapper, LogLik
 
 
 class CheckCancelled(Exception):
@@ -18,19 +18,12 @@ class CheckCancelled(Exception):
     an unjudged paper) must let it through instead of carrying on."""
 
 
-class CancellableLLM:
-    """`inner`, with `is_cancelled()` polled before each call; same name and model, so the same caches."""
+class CancellableLLM(LLMWrapper):
+    """`inner`, with `is_cancelled()` polled before each call."""
 
     def __init__(self, inner: LLM, is_cancelled: Callable[[], bool]):
-        self.inner, self.is_cancelled = inner, is_cancelled
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
+        super().__init__(inner)
+        self.is_cancelled = is_cancelled
 
     def _go_on(self) -> None:
         if self.is_cancelled():
@@ -47,9 +40,6 @@ class CancellableLLM:
     def loglik(self, prompt: str, text: str) -> LogLik:
         self._go_on()
         return self.inner.loglik(prompt, text)  # type: ignore[attr-defined]
-
-    def __getattr__(self, attr: str) -> Any:  # backend extras (`host`, ...) as the inner LLM has them
-        return getattr(self.inner, attr)
 
 
 def cancellable(llm: LLM | None, is_cancelled: Callable[[], bool]) -> LLM | None:
