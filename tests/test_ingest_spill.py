@@ -7,6 +7,7 @@ page of papers in memory whatever the corpus's size, and build the same index.
 from __future__ import annotations
 
 import gc
+import json
 
 import numpy as np
 
@@ -114,3 +115,16 @@ def test_a_build_from_spilled_papers_is_the_build_from_a_list(tmp_path, monkeypa
     finally:
         one.close()
         other.close()
+
+
+def test_bench_ingest_reads_the_generated_file_three_ways(tmp_path, capsys):
+    from peerlint.server.cli import main
+
+    assert main(["bench", "ingest", "--records", "200", "--work", str(tmp_path), "--out", str(tmp_path / "results")]) == 0
+    assert "Ingest of 200 arXiv-snapshot records" in capsys.readouterr().out
+    (result,) = (tmp_path / "results").glob("ingest-*.json")
+    runs = json.loads(result.read_text())["runs"]
+    assert [(label, run["papers"]) for label, run in runs.items()] == [
+        ("stream", 200), ("load", 200), ("load --where category=cs.CL", 25)]
+    assert all(run["peak_rss_mb"] > 0 and run["warnings"] == 0 for run in runs.values())
+    assert main(["bench", "ingest", "--records", "200", "--build", "-1", "--work", str(tmp_path)]) == 2

@@ -5,7 +5,9 @@ The bench writes an arXiv-layout file of `--records` records recycled from the s
 dates and categories made up, one category in eight cs.CL), then reads it three ways, each in a fresh
 process so each peak RSS is its own: `stream` (read_corpus, counting), `load` (what `index build` does
 before chunking: load_papers, deduplicating across records and spilling past 20,000 papers to disk, then
-every paper read back in order for its content hash) and `load --where category=cs.CL`.
+every paper read back in order for its content hash) and `load --where category=cs.CL`; with `--build N`,
+also `index build --limit N` of the file into a fresh index under `--work` (the whole file is loaded,
+the first N papers chunked, embedded and indexed), for the build's own peak.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--work", type=Path, default=None,
                         help="folder for the generated file (default: ~/.cache/peerlint/bench-ingest); reused when "
                              "it already holds a file of that size")
+    parser.add_argument("--build", type=int, default=0, metavar="N",
+                        help="also time `index build --limit N` of the file into a fresh index (default: 0, no build)")
+    parser.add_argument("--route", choices=("torch", "bf16", "onnx", "onnx-int8", "static"), default="static",
+                        help="embedding route of the --build run (default: static, `pip install 'peerlint[fast]'`)")
     parser.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON results")
 
 
@@ -35,8 +41,8 @@ def run(args: argparse.Namespace) -> int:
     from ...errors import UserError
     from ..harness.results import print_table, write_result
 
-    if args.records < 1:
-        raise UserError("--records must be at least 1")
+    if args.records < 1 or args.build < 0:
+        raise UserError("--records must be at least 1 and --build at least 0")
     work = args.work or _cache_dir()
     work.mkdir(parents=True, exist_ok=True)
     path = work / f"arxiv-snapshot-{args.records}.jsonl"
@@ -46,10 +52,18 @@ def run(args: argparse.Namespace) -> int:
     generated_s = time.perf_counter() - t0
     rows, runs = [], {}
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: its peak RSS is the reading's alone
-    for mode, where in (("stream", ()), ("load", ()), ("load", ("category=cs.CL",))):
-        with context.Pool(1) as pool:
+    plan: list[tuple[str, tuple[str, ...]]] = [("stream", ()), ("load", ()), ("load", ("category=cs.CL",))]
+    if args.build:
+        plan.append(("build", (str(work / f"index-{args.build}-{args.route}"), str(args.build), args.route)))
+    for mode, where in plan:
+        pool = context.Pool(1)
+        try:
             result = pool.apply(_measure, (str(path), mode, where))
-        label = mode + (f" --where {' '.join(where)}" if where else "")
+        finally:  # a worker let exit (not terminated) releases what the build's progress bars hold
+            pool.close()
+            pool.join()
+        label = (f"index build --limit {args.build} --route {args.route}" if mode == "build"
+                 else mode + (f" --where {' '.join(where)}" if where else ""))
         runs[label] = result
         rows.append([label, result["papers"], result["seconds"], round(result["papers"] / result["seconds"]),
                      result["peak_rss_mb"]])
@@ -96,7 +110,8 @@ def _generate(path: Path, records: int) -> None:
 
 
 def _measure(path: str, mode: str, where: tuple[str, ...]) -> dict:
-    """One reading in this (fresh) process: papers, seconds and this process's peak RSS."""
+    """One reading (or, for `build`, one `index build` with `where` = (index, limit, route)) in this fresh
+    process: papers, seconds and this process's peak RSS."""
     import resource
 
     from ...index.hashing import text_hash
@@ -104,11 +119,33 @@ def _measure(path: str, mode: str, where: tuple[str, ...]) -> dict:
 
     t0 = time.perf_counter()
     warnings: list[str] = []
+    extra: dict = {}
     if mode == "stream":
         papers = sum(1 for _ in read_corpus([path], warn=warnings.append, where=where))
+    elif mode == "build":
+        extra = _build(path, *where)
+        papers = extra["papers"]
     else:
         loaded = load_papers([path], warn=warnings.append, where=where)
         content_hashes = [text_hash(p.text) for p in loaded]  # build_index's first pass over the papers
         papers = len(content_hashes)
     return {"papers": papers, "seconds": round(time.perf_counter() - t0, 1), "warnings": len(warnings),
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)} | extra
+
+
+def _build(path: str, index: str, limit: str, route: str) -> dict:
+    """`peerlint index build --limit` into a fresh `index` (its embedding cache too): the build report."""
+    import contextlib
+    import io
+    import shutil
+
+    from ...server.cli import main
+
+    shutil.rmtree(index, ignore_errors=True)
+    report = io.StringIO()
+    with contextlib.redirect_stdout(report):
+        code = main(["index", "build", "--corpus", path, "--index", index, "--limit", limit, "--route", route,
+                     "--quiet", "--json"])
+    if code != 0:
+        raise RuntimeError(f"index build exited with {code}")
+    return {"build": json.loads(report.getvalue())} | {"papers": int(limit)}

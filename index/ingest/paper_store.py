@@ -2,8 +2,8 @@
 
 Why: a million arXiv records held as `Paper` objects cost ~2.4 GB, mostly their text. Deduplication
 only needs each paper's identity keys in memory (identity.py keeps them); the papers themselves go to
-a private SQLite database that SQLite puts in its temporary folder (`SQLITE_TMPDIR`, else `TMPDIR`)
-and deletes when the connection closes, so even a killed build leaves nothing behind. The build then
+a private SQLite database that SQLite puts in its temporary folder (`SQLITE_TMPDIR`, else `TMPDIR`,
+else /var/tmp) and unlinks as soon as it is open, so even a killed build leaves nothing behind. The build then
 reads them back in order, a page at a time, through `StoredPapers`, a read-only `Sequence[Paper]`.
 """
 
