@@ -39,8 +39,8 @@ class BuildReport:
     appended: int = 0  # papers appended to the previous build's graph and BM25 table (0: a full build)
 
 
-def chunk_and_embed(papers: Iterable[Paper], content_hashes: Sequence[str], embedder: Embedder,
-                    cache: EmbeddingCache, max_tokens: int, show: bool) -> tuple[list[tuple[int, int, int, str]], np.ndarray, int, float]:
+def chunk_and_embed(papers: Iterable[Paper], content_hashes: Sequence[str], embedder: Embedder, cache: EmbeddingCache,
+                    max_tokens: int, show: bool) -> tuple[list[tuple[int, int, int, str]], np.ndarray, int, float]:
     """Split each paper's text into ≤max_tokens spans and give every span its vector, `BLOCK` papers at a time,
     computing only what the cache lacks (spans by content hash, vectors by chunk hash) and saving as it goes.
 

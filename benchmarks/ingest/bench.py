@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         label = (f"index build --limit {args.build} --route {args.route}" if mode == "build"
                  else mode + (f" --where {' '.join(where)}" if where else ""))
         runs[label] = result
-        rows.append([label, result["papers"], result["seconds"], round(result["papers"] / result["seconds"]),
+        rows.append([label, result["papers"], result["seconds"], result["papers_per_s"],
                      result["peak_rss_mb"]])
     print_table(rows, ["read", "papers", "seconds", "papers/s", "peak RSS MB"],
                 title=f"Ingest of {args.records:,} arXiv-snapshot records ({path.stat().st_size / 1e9:.2f} GB)")
@@ -129,8 +129,9 @@ def _measure(path: str, mode: str, where: tuple[str, ...]) -> dict:
         loaded = load_papers([path], warn=warnings.append, where=where)
         content_hashes = [text_hash(p.text) for p in loaded]  # build_index's first pass over the papers
         papers = len(content_hashes)
-    return {"papers": papers, "seconds": round(time.perf_counter() - t0, 1), "warnings": len(warnings),
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)} | extra
+    seconds = time.perf_counter() - t0
+    return {"papers": papers, "seconds": round(seconds, 1), "papers_per_s": round(papers / seconds),
+            "warnings": len(warnings), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)} | extra
 
 
 def _build(path: str, index: str, limit: str, route: str) -> dict:
