@@ -53,6 +53,8 @@ def test_spilled_load_merges_across_sources_as_the_held_one_does(tmp_path):
         spilled = load_papers(files, warn=warnings.append, hold=hold)
         assert isinstance(spilled, StoredPapers)
         assert list(spilled) == held and warnings == held_warnings
+        picks = (2999, 5, 6, 7, 1500, -1)  # jumps and an in-order walk, as the Ray build and benches read
+        assert [spilled[i] for i in picks] == [held[i] for i in picks] and spilled[::700] == held[::700]
     merged = spilled[200]
     assert merged.id == "arXiv:2001.00200" and merged.date == "2017-06-12"  # the first record wins each field
     assert merged.citations == OPENALEX_WORK["cited_by_count"]  # a blank filled from the OpenAlex work

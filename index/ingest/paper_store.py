@@ -103,13 +103,13 @@ class PaperStore:
 
 class StoredPapers(Sequence[Paper]):
     """A read-only run of a `PaperStore` as a `Sequence[Paper]`, references to merged-away ids pointed at the
-    ids kept (`aliases`). Slices are views, so `papers[:limit]` or `papers[kept:]` copies nothing; reading
-    by position keeps the page around it, so walking positions in order costs one query a page."""
+    ids kept (`aliases`). Slices are views, so `papers[:limit]` or `papers[kept:]` copies nothing; walking
+    positions in order reads a page a query, a jump reads one row."""
 
     def __init__(self, store: PaperStore, aliases: Mapping[str, str], lo: int = 0, hi: int | None = None) -> None:
         self.store, self.aliases = store, aliases
         self.lo, self.hi = lo, len(store) if hi is None else hi
-        self._page: tuple[int, list[Paper]] = (-1, [])
+        self._page: tuple[int, list[Paper]] = (self.lo, [])  # (first position, papers) last read
 
     def __len__(self) -> int:
         return self.hi - self.lo
@@ -134,11 +134,13 @@ class StoredPapers(Sequence[Paper]):
             raise IndexError("paper index out of range")
         pos = self.lo + index
         first, page = self._page
-        if not first <= pos < first + len(page):
-            first = pos - pos % PAGE
-            page = list(self.store.read(first, min(first + PAGE, len(self.store))))
-            self._page = (first, page)
-        return pointed(page[pos - first], self.aliases)
+        if first <= pos < first + len(page):
+            return pointed(page[pos - first], self.aliases)
+        if pos != first + len(page):  # a jump: one row, so that random picks decode no pages
+            self._page = (pos, [self.store[pos]])
+        else:  # the next position of an in-order walk: the page that follows
+            self._page = (pos, list(self.store.read(pos, min(pos + PAGE, self.hi))))
+        return pointed(self._page[1][0], self.aliases)
 
 
 def pointed(paper: Paper, aliases: Mapping[str, str]) -> Paper:
