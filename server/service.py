@@ -175,7 +175,7 @@ class Service:
         with self._lock:
             old = self.projects.get(root)
             if old is not None:
-                state.judgments = {u: [] for u in old.files}
+                state.judgments = {u: old.judgments.get(u, []) for u in old.files}  # shown until replaced
             self.projects[root] = state
         return state
 
