@@ -4,10 +4,12 @@ What `bench.py`'s synthetic rows measure is a graph held in the bench's own memo
 product's path at research scale:
 1. N synthetic papers, one chunk each: titles and abstracts recycled from the shipped corpus (so BM25
    sees real word statistics, each text ~N/17,630 times), chunk vectors from `synthetic.near_real`
-   (drawn between neighbouring MiniLM vectors of the shipped corpus, plus noise), written by the index's own writer (`finish_build`; the SEC
-   entity postings are skipped) under `--work`, and kept there so a second run reuses the build;
+   (drawn between neighbouring MiniLM vectors of the shipped corpus, plus noise), written by the
+   index's own writer (`finish_build`; the SEC entity postings are skipped) under `--work`, and kept
+   there so a second run reuses the build;
 2. a fresh process opens it with `VectorIndex` (graph and vectors memory-mapped) and measures the open
-   time, its RSS, dense p50/p99 and recall@10 against exact search over the stored float16 vectors, and
+   time, its RSS, dense p50/p99 and recall@10 against exact search over the stored float16 vectors (at the
+   store's search beam, then at the `SWEEP_BEAMS`), and
    lexical (BM25) p50/p99 for 200 abstracts: the server's memory, not the builder's;
 3. 2,000 new papers appended to it (`append_build`: copy, grow the graph and the BM25 table), timed, beside
    the full build's time, and the grown index opened again.
