@@ -144,9 +144,7 @@ class Engine:
         """`settings` overrides the engine's for this run (the service fills in a guessed target venue)."""
         report = RunReport([])
         settings = settings or self.settings
-        retriever = self.retriever
-        if retriever is not None and (settings.published_before or None) not in (retriever.before, "auto"):
-            retriever = retriever.scoped(settings.published_before)
+        retriever = self.retriever.scoped(settings.published_before) if self.retriever is not None else None
         ctx = AnalysisContext(chunks=chunks, retriever=retriever, llm=self.llm, settings=settings,
                               bibliography=Bibliography(bib) if bib is not None else None)
         for analyzer in self.analyzers(tier):

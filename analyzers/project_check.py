@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from .drafts.summaries import SectionSummary, summarise
-from .drafts.venue_guess import draft_date, evidence_before, guess_venue
+from .drafts.venue_guess import DraftDate, draft_date, evidence_before, guess_venue
 from .retrieval.bibliography import BibEntry, read_bib_files
 from .engine import Engine
 from .latex.parse import ParseOptions
@@ -48,10 +48,21 @@ class ProjectRead:
     choice: RootChoice
     wall: ProjectWall
     project: ProjectParse
+    venue_guess: str = ""  # from the root file's \documentclass / \usepackage (used when targetVenue is unset)
+    date: DraftDate | None = None  # from a past venue's style: evidence before it (publishedBefore "auto")
+    date_note: str = ""  # said once where the date limits the evidence
 
     @property
     def warnings(self) -> list[str]:
-        return ([self.choice.note] if self.choice.note else []) + self.project.warnings
+        return ([self.choice.note] if self.choice.note else []) + ([self.date_note] if self.date_note else []) \
+            + self.project.warnings
+
+
+def judged_with(settings, venue_guess: str, date: DraftDate | None):
+    """The settings a project is judged with, by `peerlint check` and the server alike: its guessed
+    venue and its draft's date filled in where the user set none."""
+    return dataclasses.replace(settings, target_venue=settings.target_venue or venue_guess,
+                               published_before=evidence_before(settings.published_before, date))
 
 
 def read_project(path: Path, settings, workspace: Path | None = None, read: Callable[[Path], str] | None = None,
@@ -64,7 +75,11 @@ def read_project(path: Path, settings, workspace: Path | None = None, read: Call
         preferred = preferred if preferred.is_absolute() else (workspace or Path.cwd()) / preferred
     choice = pick_root(Path(path), workspace, read, override=root, extra_roots=extra, preferred=preferred)
     wall = ProjectWall.around(choice.root, workspace, extra)
-    return ProjectRead(choice, wall, parse_project(choice.root, parse_options(settings, count_tokens), read, wall))
+    project = parse_project(choice.root, parse_options(settings, count_tokens), read, wall)
+    root_text = _text_of(choice.root, read)
+    date = draft_date(root_text, choice.root.name)
+    note = date.note() if date is not None and settings.published_before == "auto" else ""
+    return ProjectRead(choice, wall, project, guess_venue(root_text), date, note)
 
 
 def read_bibliography(paths: list[Path]) -> list[BibEntry] | None:
@@ -82,17 +97,11 @@ def check_file(path: Path, engine: Engine, workspace: Path | None = None,
     count = retriever.index.embedder.count_tokens if retriever is not None else None
     found = read_project(path, engine.settings, workspace, read, root, count_tokens=count)
     bib = read_bibliography(found.project.bib_files)
-    root_text = _text_of(found.choice.root, read)
-    venue = engine.settings.target_venue or guess_venue(root_text)
-    date = draft_date(root_text, found.choice.root.name)
-    # the same settings the server runs a project with: its guessed venue, its draft's date
-    settings = dataclasses.replace(engine.settings, target_venue=venue,
-                                   published_before=evidence_before(engine.settings.published_before, date))
+    settings = judged_with(engine.settings, found.venue_guess, found.date)
     report = engine.run(found.project.chunks, tier, bib, settings=settings)
-    dated = [date.note()] if date is not None and engine.settings.published_before == "auto" else []
-    summaries = summarise(found.project.chunks, engine.retriever, venue) if engine.settings.section_summaries else []
-    return CheckResult(found.choice.root, found.project.chunks, report.judgments,
-                       found.warnings + dated + report.errors, bib, summaries)
+    summaries = summarise(found.project.chunks, engine.retriever, settings.target_venue) if settings.section_summaries else []
+    return CheckResult(found.choice.root, found.project.chunks, report.judgments, found.warnings + report.errors, bib,
+                       summaries)
 
 
 def _text_of(path: Path, read: Callable[[Path], str] | None) -> str:

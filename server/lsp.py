@@ -140,8 +140,7 @@ class PeerlintServer(LanguageServer):
         self.warn_once(f"large:{uri}", f"{uri_to_path(uri).name} is {size / 1e6:.1f} MB, over the "
                        f"{MAX_FILE_BYTES / 1e6:g} MB peerlint checks in one file (a paper is about 0.1 MB), so it "
                        "is not checked; split it into files joined with \\input")
-        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, version=self.version_of(uri),
-                                                                            diagnostics=[]))
+        self.publish_file(uri, [])
         return True
 
     async def _fast(self, uri: str, delay: float, generation: int) -> None:

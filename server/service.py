@@ -19,11 +19,11 @@ from ..analyzers.latex.parse import LineIndex, line_index, selection_chunk
 from ..analyzers.latex.wall import ProjectWall
 from ..analyzers.novelty.cancel import cancellable
 from ..analyzers.novelty.check import NoveltyChecker
-from ..analyzers.project_check import read_bibliography, read_project
+from ..analyzers.project_check import judged_with, read_bibliography, read_project
 from ..analyzers.retrieval.retriever import HitView, Retriever
 from ..analyzers.types import Chunk, Judgment, Position
 from ..analyzers.drafts.summaries import SectionSummary, summarise
-from ..analyzers.drafts.venue_guess import DraftDate, draft_date, evidence_before, guess_venue
+from ..analyzers.drafts.venue_guess import DraftDate, evidence_before
 from ..index.build import default_index_path
 from ..index.embedding.embedder import cache_root
 from ..index.store import IndexError_, build_command, open_index
@@ -167,11 +167,8 @@ class Service:
         found = read_project(uri_to_path(uri), self.settings, self.workspace, self._read, count_tokens=count)
         root, project = found.choice.root, found.project
         files = [p.as_uri() for p in project.files] or [uri]
-        root_text = self._read(root)
-        date = draft_date(root_text, root.name)
-        warnings = found.warnings + ([date.note()] if date is not None and self.settings.published_before == "auto" else [])
         state = ProjectState(root, files, project.chunks, read_bibliography(project.bib_files), project.bib_files,
-                             warnings=warnings, venue_guess=guess_venue(root_text), date=date, wall=found.wall)
+                             warnings=found.warnings, venue_guess=found.venue_guess, date=found.date, wall=found.wall)
         with self._lock:
             old = self.projects.get(root)
             if old is not None:
@@ -189,9 +186,7 @@ class Service:
 
     # -- analysis --------------------------------------------------------------------------
     def _run_settings(self, state: ProjectState) -> Settings:
-        """The settings a project is judged with: its guessed venue and its draft's date filled in."""
-        return replace(self.settings, target_venue=self.settings.target_venue or state.venue_guess,
-                       published_before=evidence_before(self.settings.published_before, state.date))
+        return judged_with(self.settings, state.venue_guess, state.date)
 
     def first_look(self, uri: str) -> list[Judgment] | None:
         """What to publish first for a file just opened in a project not yet read: the findings of its
@@ -211,6 +206,7 @@ class Service:
         found = self.engine.run(here, "fast", state.bib, settings=self._run_settings(state)).judgments
         state.judgments[uri] = found  # what hovers and code actions see until the whole is judged
         return found
+
     def analyze(self, uri: str, tier: str = "fast", is_cancelled: Callable[[], bool] = lambda: False) -> ProjectState:
         """Parse the project holding `uri` and run one tier; results grouped per file."""
         state = self.parse(uri) if tier == "fast" or self.project_of(uri) is None else self.project_of(uri)
@@ -314,8 +310,7 @@ class Service:
         state = self.project_of(chunk.uri)
         if retriever is None or state is None:
             return retriever
-        before = evidence_before(self.settings.published_before, state.date)
-        return retriever if (before or None) == retriever.before else retriever.scoped(before)
+        return retriever.scoped(evidence_before(self.settings.published_before, state.date))
 
     def nearest(self, chunk: Chunk, k: int | None = None) -> list[HitView]:
         retriever = self.retriever_for(chunk)

@@ -423,6 +423,9 @@ def test_an_old_draft_is_judged_against_what_existed_then(vector_index, tmp_path
     undated, warnings = years(dataclasses.replace(loose, published_before=""))
     assert max(undated) > 2018 and not any("published before" in w for w in warnings)
     assert retriever.before is None  # the shared retriever keeps no project's date
+    assert retriever.scoped("auto") is retriever and retriever.scoped("") is retriever
+    view = retriever.scoped("2019-02-01")
+    assert view.before == "2019-02-01" and view.scoped("2019-02-01") is view and view._vectors is retriever._vectors
 
 
 def test_draft_dates_come_from_past_venue_styles():

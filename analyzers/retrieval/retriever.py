@@ -113,8 +113,12 @@ class Retriever:
         self.mode, self.before = mode, (before or None)
 
     def scoped(self, before: str | None) -> "Retriever":
-        """This retriever with another published-before date, sharing its caches (keyed by the date,
-        so none goes stale) and lock: one project's old draft does not date another's evidence."""
+        """This retriever with the published-before date `before` ("" for none): itself when that is its
+        own date, or for "auto" (no date resolved for this run), else a view sharing its caches (keyed
+        by the date, so none goes stale) and lock, so one project's old draft does not date another's
+        evidence."""
+        if before == "auto" or (before or None) == self.before:
+            return self
         view = copy.copy(self)
         view.configure(self.mode, before)
         return view
