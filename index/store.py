@@ -278,6 +278,13 @@ class VectorIndex:
     def search_vector(self, query: np.ndarray, k: int = 10, flt: SearchFilter | None = None,
                       exact: bool = False) -> list[Hit]:
         """Top-k papers (best chunk each) by cosine similarity, honouring the filter."""
+        return [self.hit(p, sim, key) for p, sim, key in self.dense_ranked(query, k, flt, exact)]
+
+    def dense_ranked(self, query: np.ndarray, k: int = 10, flt: SearchFilter | None = None,
+                     exact: bool = False) -> list[tuple[int, float, int]]:
+        """(paper idx, cosine, best chunk key) of the top-k papers, without reading their metadata:
+        hybrid search takes 100 dense candidates and keeps a few, so building a `Hit` (a SQLite row)
+        for each cost more than the graph search itself."""
         query = np.asarray(query, dtype=np.float32).reshape(-1)
         if query.shape[0] != self.manifest.dim:
             raise ValueError(f"query has {query.shape[0]} dimensions, the index has {self.manifest.dim}")
@@ -292,9 +299,9 @@ class VectorIndex:
             keys = np.sort(np.asarray(self._hnsw.search(query, fetch).keys, dtype=np.int64))  # sorted: mmap order
             sims = np.asarray(self.vectors[keys], dtype=np.float32) @ query  # exact re-rank of the candidates
             order = np.argsort(-sims, kind="stable")
-            hits = self._collect(keys[order], sims[order], k, mask)
-            if len(hits) >= k or fetch >= n_chunks:
-                return hits
+            ranked = self._collect(keys[order], sims[order], k, mask)
+            if len(ranked) >= k or fetch >= n_chunks:
+                return ranked
             if fetch >= 4096:
                 return self._exact(query, k, mask)
             fetch = min(n_chunks, fetch * 4)
@@ -339,7 +346,7 @@ class VectorIndex:
         return Hit(self.paper(paper_idx), float(similarity), int(start), int(end),
                    float(similarity if score is None else score))
 
-    def _exact(self, query: np.ndarray, k: int, mask: np.ndarray | None) -> list[Hit]:
+    def _exact(self, query: np.ndarray, k: int, mask: np.ndarray | None) -> list[tuple[int, float, int]]:
         keys = np.arange(len(self.chunk_paper)) if mask is None else np.nonzero(mask[self.chunk_paper])[0]
         if len(keys) == 0:
             return []
@@ -347,18 +354,19 @@ class VectorIndex:
         order = np.argsort(-sims)
         return self._collect(keys[order], sims[order], k, None)
 
-    def _collect(self, keys, sims, k: int, mask: np.ndarray | None) -> list[Hit]:
+    def _collect(self, keys, sims, k: int, mask: np.ndarray | None) -> list[tuple[int, float, int]]:
+        """The first k distinct allowed papers of chunk keys ranked by similarity: (paper, cosine, key)."""
+        papers = self.chunk_paper[np.asarray(keys, dtype=np.int64)]
         seen: set[int] = set()
-        hits: list[Hit] = []
-        for key, sim in zip(keys, sims):
-            pidx = int(self.chunk_paper[int(key)])
+        out: list[tuple[int, float, int]] = []
+        for pidx, key, sim in zip(papers.tolist(), np.asarray(keys).tolist(), np.asarray(sims).tolist()):
             if pidx in seen or (mask is not None and not mask[pidx]):
                 continue
             seen.add(pidx)
-            hits.append(self.hit(pidx, float(sim), int(key)))
-            if len(hits) == k:
+            out.append((pidx, sim, key))
+            if len(out) == k:
                 break
-        return hits
+        return out
 
     def search(self, text: str, k: int = 10, flt: SearchFilter | None = None) -> list[Hit]:
         """Dense search by a text; text queries of the product go through `analyzers/retrieval/retriever.py`."""

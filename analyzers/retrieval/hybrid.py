@@ -106,7 +106,7 @@ def search(index, vector: np.ndarray, text: str, k: int, flt: SearchFilter | Non
     if not bm25:
         return index.search_vector(vector, k, flt)
     depth = max(k, fusion.candidates)
-    dense = [index.id_to_idx[h.paper.id] for h in index.search_vector(vector, depth, flt)]
+    dense = [p for p, _, _ in index.dense_ranked(vector, depth, flt)]
     lexical_ids = [p for p, _ in bm25.top(depth)]
     pool = list(dict.fromkeys(dense + lexical_ids))
     best = index.best_chunks(vector, pool)
