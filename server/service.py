@@ -10,7 +10,7 @@ import logging
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 from urllib.parse import unquote, urlparse
 
 from ..analyzers.retrieval.bibliography import BibEntry
@@ -36,8 +36,20 @@ def uri_to_path(uri: str) -> Path:
     return Path(unquote(urlparse(uri).path)) if uri.startswith("file:") else Path(uri)
 
 
-SCREEN_CHUNKS = 12  # paragraphs, titles and captions a first screen can show
+SCREEN_CHARS = 5000  # what a 100-column, 50-row window shows of soft-wrapped prose
 LONG_FILE = 60  # chunks: a file this long (~15 pages) gets its first screen judged before the rest
+
+
+def first_screen(chunks: Sequence[Chunk]) -> list[Chunk]:
+    """The leading chunks of a file that fit one screen (`SCREEN_CHARS` of their text), at least one:
+    what the user sees on opening it, judged before anything else."""
+    out, used = [], 0
+    for chunk in chunks:
+        used += len(chunk.text)
+        if out and used > SCREEN_CHARS:
+            break
+        out.append(chunk)
+    return out
 
 
 @dataclass
@@ -190,7 +202,7 @@ class Service:
 
     def first_look(self, uri: str) -> list[Judgment] | None:
         """What to publish first for a file just opened in a project not yet read: the findings of its
-        first screen (`SCREEN_CHUNKS` paragraphs) when the file is long, else of the file alone when
+        first screen (`first_screen`) when the file is long, else of the file alone when
         the project holds more, so the user sees the text in front of them judged in a fraction of the
         project's time. The chunks are cached, so the whole-project run that follows does not judge
         them again. None when the project is known already, is this short file alone, or there is
@@ -200,7 +212,7 @@ class Service:
         state = self.parse(uri)
         here = [c for c in state.chunks if c.uri == uri]
         if len(here) > LONG_FILE:
-            here = here[:SCREEN_CHUNKS]
+            here = first_screen(here)
         elif len(here) == len(state.chunks):
             return None
         found = self.engine.run(here, "fast", state.bib, settings=self._run_settings(state)).judgments

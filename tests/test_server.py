@@ -251,7 +251,7 @@ async def test_a_long_file_has_its_first_screen_judged_first(client: LanguageCli
     first publication holds only findings of its first screen; `peerlint.status` lists the file as
     analysing until the whole is published, and the whole has the same findings on the first screen."""
     from peerlint.analyzers.latex.parse import parse_document
-    from peerlint.server.service import LONG_FILE, SCREEN_CHUNKS
+    from peerlint.server.service import LONG_FILE, first_screen
 
     from conftest import sample_papers
 
@@ -261,12 +261,14 @@ async def test_a_long_file_has_its_first_screen_judged_first(client: LanguageCli
     path.write_text(f"\\documentclass{{article}}\n\\begin{{document}}\n{body}\n\\end{{document}}\n")
     chunks = parse_document(path.read_text(), path.as_uri())
     assert len(chunks) > LONG_FILE
+    screen = first_screen(chunks)
+    assert 1 < len(screen) < len(chunks) // 4
     uri = open_file(client, path)
     await diagnostics_for(client, uri)
     while uri in (await status(client))["analysing"]:
         await asyncio.sleep(0.05)
     first, whole = [diags for u, diags in client.publications if u == uri]
-    screen_end = chunks[SCREEN_CHUNKS - 1].range.end.line
+    screen_end = screen[-1].range.end.line
     assert all(d.range.start.line <= screen_end for d in first)
     assert any(d.range.start.line > screen_end for d in whole)
     key = lambda diags: sorted((d.code, d.range.start.line, d.message) for d in diags if d.range.start.line <= screen_end)
