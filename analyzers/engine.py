@@ -135,7 +135,7 @@ class Engine:
                                       s.hover_k, sorted(s.severity.items()), s.target_venue, s.model, s.backend,
                                       s.drafts_scorer, s.weak_chunk_percentile, s.weak_chunk_drop,
                                       s.off_venue_percentile, s.suggestion_tokens, s.max_suggestions,
-                                      s.search_mode, s.published_before)),
+                                      s.search_mode, s.published_before, s.query_embedding)),
                  repr(sorted((e.key, e.title, e.doi, e.arxiv_id, e.author, e.year or 0) for e in bib))]
         return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=12).hexdigest()
 

@@ -152,6 +152,7 @@ class VectorIndex:
         self._lexical = lexical.Lexical(self._db, len(self.ids)) if self.lexical_problem is None else None
         self._paper_cache: dict[int, Paper] = {}
         self._embedder = embedder
+        self.query_embedding = "exact"  # or "int8": `embed_queries`
 
     def _read_columns(self) -> None:
         """The per-paper and per-chunk columns search needs, one column at a time, streamed from SQLite.
@@ -229,11 +230,17 @@ class VectorIndex:
             from .embedding.embedder import Embedder, query_route
 
             # the exact onnx twin of a torch index where it is exported: the same vectors without torch
-            self._embedder = Embedder(route=query_route(self.manifest.model_id))
+            self._embedder = Embedder(route=query_route(self.manifest.model_id, self.query_embedding))
         return self._embedder
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self.embedder.encode(list(texts))
+
+    def embed_queries(self, query_embedding: str) -> None:
+        """Embed queries "exact"ly (the index's own vectors) or on "int8"; before the first query only."""
+        if query_embedding != self.query_embedding:
+            self.query_embedding = query_embedding
+            self._embedder = None
 
     def keep_query_vectors(self, path: Path) -> None:
         """Keep the vectors of text embedded through this index in `path`, across processes (exact float32).

@@ -99,6 +99,7 @@ class Service:
             if self._retriever is None and self.index_error is None:
                 try:
                     index = open_index(self.index_path)
+                    index.embed_queries(self.settings.query_embedding)
                     index.keep_query_vectors(self.cache_dir / "query-vectors.sqlite")  # a restart re-embeds nothing
                     self._retriever = Retriever(index, self.settings.search_mode, self.settings.published_before or None)
                     self.engine.retriever = self._retriever
@@ -152,7 +153,7 @@ class Service:
         if new == self.settings:
             return False
         affects_findings = replace(new, debounce_ms=0, log_file="") != replace(self.settings, debounce_ms=0, log_file="")
-        index_changed = new.index_path != self.settings.index_path
+        index_changed = (new.index_path, new.query_embedding) != (self.settings.index_path, self.settings.query_embedding)
         llm_changed = ((new.backend, new.model, new.ollama_host, new.llm_timeout_s)
                        != (self.settings.backend, self.settings.model, self.settings.ollama_host, self.settings.llm_timeout_s))
         self.settings = new

@@ -54,6 +54,24 @@ def test_onnx_routes_agree_with_torch_and_exact_one_shares_its_id(texts, referen
     int8 = Embedder("onnx-int8")
     assert _cosines(int8.encode(texts), reference).min() >= 0.97
     assert int8.model_id == "all-MiniLM-L6-v2@onnx-int8"
+    assert query_route("all-MiniLM-L6-v2@torch", "int8") == "onnx-int8"  # the queryEmbedding setting
+    assert query_route("all-MiniLM-L6-v2@bf16", "int8") == "bf16"  # another index keeps its own route
+
+
+def test_the_query_embedding_setting_picks_the_route_and_reopens_the_index(index_path, tmp_path):
+    from peerlint.server.config import Settings
+    from peerlint.server.service import Service
+
+    service = Service(Settings(index_path=str(index_path), query_embedding="int8"), cache_dir=tmp_path)
+    index = service.retriever().index
+    assert index.query_embedding == "int8" and index.embedder.inner.route == "onnx-int8"
+    warnings: list[str] = []
+    assert service.update_settings({"queryEmbedding": "fp16"}, warnings.append) is False
+    assert warnings and "exact" in warnings[0] and "int8" in warnings[0]
+    assert service.update_settings({"queryEmbedding": "exact"}, warnings.append) is True
+    reopened = service.retriever().index
+    assert reopened is not index and reopened.query_embedding == "exact"
+    assert reopened.embedder.inner.route in ("onnx", "torch")
 
 
 def test_every_route_is_offered_by_the_index_command():

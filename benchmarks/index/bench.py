@@ -331,6 +331,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="only this: an on-disk index of --synthetic N papers opened as the server opens it "
                              "(RSS, dense and lexical latency, recall, appending 2k papers; scale.py)")
     parser.add_argument("--work", type=Path, default=None, help="where --scale keeps its index (default: $TMPDIR)")
+    parser.add_argument("--query-route", default=None, choices=["onnx-int8", "bf16"],
+                        help="only this: queries embedded on this route against exact documents (ACM-CR R@50 loss "
+                             "over --acm-sample papers, overlap@10 on the shipped index for --docs real paragraphs, "
+                             "CPU; query_route.py)")
     parser.add_argument("--engines", type=int, default=0, metavar="N",
                         help="only this: N papers built by the single-process build and by Ray in local mode "
                              "(first of --routes), docs/s of each (scale.py)")
@@ -350,6 +354,12 @@ def run(args) -> int:
         papers = load_papers(sources, warn=lambda m: None)
     except CorpusError as exc:
         raise UserError(str(exc)) from None
+    if args.query_route:
+        from .query_route import print_query_route, run_query_route
+
+        payload = run_query_route(args)
+        print_query_route(payload, write_result(args.out, "bench-index-query-route", payload))
+        return 0
     if args.scale:
         from .scale import print_scale, run_scale
 

@@ -65,14 +65,22 @@ class Span:
     end: int
 
 
-def query_route(model_id: str) -> str:
+QUERY_EMBEDDINGS = ("exact", "int8")  # the `queryEmbedding` setting
+
+
+def query_route(model_id: str, query_embedding: str = "exact") -> str:
     """The route to embed queries with for an index of `model_id`: the exact ``onnx`` twin of a
     torch index where its export is in the cache (a fresh process then embeds a query in ~1 s
-    instead of the ~6 CPU-seconds of importing torch and sentence-transformers), else the index's own."""
+    instead of the ~6 CPU-seconds of importing torch and sentence-transformers), else the index's own.
+    With `query_embedding` "int8", ``onnx-int8`` for a torch index: about half the CPU per paragraph,
+    the documents' vectors unchanged (`peerlint bench index --query-route onnx-int8` measures the loss);
+    exported on first use where missing."""
     route = model_id.split("@", 1)[-1]
     if route == "torch" and importlib.util.find_spec("onnxruntime") and importlib.util.find_spec("tokenizers"):
         from .onnx_route import ONNX_FILES
 
+        if query_embedding == "int8":
+            return "onnx-int8"
         if (cache_root() / "models" / f"{MODEL_NAME}-onnx" / ONNX_FILES["onnx"]).exists():
             return "onnx"
     return route

@@ -27,7 +27,8 @@ def run(args: argparse.Namespace) -> int:
 
     file, root = project_file(args.file, args.root)
     settings = load_settings(args.settings)
-    index = open_index_or_fail(args.index or (Path(settings.index_path) if settings.index_path else None))
+    index = open_index_or_fail(args.index or (Path(settings.index_path) if settings.index_path else None),
+                               settings.query_embedding)
     engine = Engine(settings, retriever=Retriever(index, settings.search_mode, settings.published_before or None, warn=warn))
     result = check_file(file, engine, root=root)  # no workspace: the project is the root's folder
     for w in result.warnings:

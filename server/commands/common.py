@@ -57,7 +57,7 @@ def index_path(path: Path | None) -> Path:
     return path or default_index_path()
 
 
-def open_index_or_fail(path: Path | None):
+def open_index_or_fail(path: Path | None, query_embedding: str = "exact"):
     from ...index.embedding.embedder import cache_root
     from ...index.store import IndexError_, open_index
 
@@ -65,6 +65,7 @@ def open_index_or_fail(path: Path | None):
         index = open_index(index_path(path))
     except IndexError_ as exc:
         raise UserError(str(exc)) from None
+    index.embed_queries(query_embedding)
     index.keep_query_vectors(cache_root() / "query-vectors.sqlite")
     return index
 
