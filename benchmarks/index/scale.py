@@ -144,8 +144,23 @@ def probe(root: Path, lexical_texts: Sequence[str], n_queries: int | None = None
            "rss_mb": {"start": round(rss0 / 2**20, 1), "after_open": round(rss_open / 2**20, 1),
                       "after_dense": round(rss_dense / 2**20, 1),
                       "after_lexical": round(process.memory_info().rss / 2**20, 1)},
-           "peak_rss_mb": round(_peak_kib() / 1024, 1)}
+           "peak_rss_mb": round(_peak_kib() / 1024, 1), "rss_kinds_mb": _rss_kinds()}
     index.close()
+    return out
+
+
+def _rss_kinds() -> dict[str, float]:
+    """This process's resident memory split as Linux counts it: RssAnon (its own heap: ids, metadata
+    arrays) and RssFile (pages of the memory-mapped graph, vectors and postings, which the kernel
+    drops under memory pressure and reads back on demand)."""
+    out: dict[str, float] = {}
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(("RssAnon:", "RssFile:", "RssShmem:")):
+                key, value = line.split(":", 1)
+                out[key[3:].lower()] = round(int(value.split()[0]) / 1024, 1)
+    except (OSError, ValueError):
+        pass
     return out
 
 

@@ -30,6 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--project", type=Path, action="append", default=[], metavar="FILE.tex",
                         help="also open this file of a real multi-file paper (repeatable): time to its own "
                              "findings, published first, and to the whole project's")
+    parser.add_argument("--query-embedding", choices=["exact", "int8"], default="exact",
+                        help="the server's queryEmbedding setting (default: exact, the product's default)")
     parser.add_argument("--out", type=Path, default=Path("results"))
 
 
@@ -41,8 +43,9 @@ def run(args) -> int:
     index = args.index or default_index_path()
     pages = [int(p) for p in str(args.pages).split(",") if p.strip()]
     with tempfile.TemporaryDirectory(prefix="peerlint-bench-lsp-") as tmp:
-        rows = [asyncio.run(measure_size(index, p, args.typing_seconds, Path(tmp))) for p in pages]
-        projects = [asyncio.run(measure_project(index, f.resolve(), find_root(f.resolve()), Path(tmp))) for f in args.project]
+        rows = [asyncio.run(measure_size(index, p, args.typing_seconds, Path(tmp), args.query_embedding)) for p in pages]
+        projects = [asyncio.run(measure_project(index, f.resolve(), find_root(f.resolve()), Path(tmp), args.query_embedding))
+                    for f in args.project]
     headers = ["pages", "first screen ms", "whole draft ms", "re-diag ms (median)", "hover while typing p50 ms", "last key → diag ms", "peak RSS MB"]
     print_table([[r["pages"], f"{r['first_screen_ms']:.0f}", f"{r['first_diagnostics_ms']:.0f}", f"{r['reanalyse_ms_median']:.0f}",
                   f"{r['typing_hover_ms_p50']:.1f}" if r["typing_hover_ms_p50"] is not None else "-",
@@ -51,7 +54,8 @@ def run(args) -> int:
         print_table([[r["project"], r["opened"], f"{r['opened_file_diagnostics_ms']:.0f}",
                       f"{r['whole_project_diagnostics_ms']:.0f}", f"{r['peak_rss_mb']:.0f}"] for r in projects],
                     ["project", "opened", "opened file diag ms", "whole project diag ms", "peak RSS MB"])
-    path = write_result(args.out, "lsp", {"index": str(index), "rows": rows, "projects": projects,
+    path = write_result(args.out, "lsp", {"index": str(index), "query_embedding": args.query_embedding,
+                                          "rows": rows, "projects": projects,
                                           "dataset": "drafts assembled from shuffled shipped abstracts"
                                           + (" and real papers' LaTeX sources" if projects else "")})
     print(f"wrote {path}")
