@@ -9,6 +9,10 @@ Two tasks, every candidate on the same texts in one run:
 Cost: process CPU-seconds per abstract embedded (what a 2-core machine pays, whatever the load)
 and wall seconds, with the load average. A table goes to stdout and all numbers to
 results/bench-embedders-<UTC time>.json.
+
+`--train-adapter` instead trains MiniLM's query adapter on shipped data and measures MiniLM
+against MiniLM + adapter on held-out data in the same run (`adapter.py`), to
+results/bench-embedders-adapter-<UTC time>.json.
 """
 
 from __future__ import annotations
@@ -16,18 +20,16 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import random
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from ...errors import UserError
 from ..harness.results import peak_rss_mb, print_table, write_result
-
-HELD_APART = ("CVPR", "ACL", "COLING", "NAACL", "UAI")
+from .pairs import HELD_APART, score_pairs, title_to_abstract
 
 
 def _log(message: str) -> None:
@@ -42,22 +44,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--venues", default=",".join(HELD_APART), help="venues of the title->abstract pool")
     parser.add_argument("--acm-sample", type=int, default=1000, help="ACM-CR sub-corpus size (0: skip)")
     parser.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON result")
-
-
-def title_to_abstract(papers, venues: Sequence[str], size: int, seed: int = 0) -> tuple[list[str], list[str]]:
-    """Titles and abstracts of `size` papers of `venues`, sampled with a fixed seed."""
-    wanted = {v.lower() for v in venues}
-    pool = [p for p in papers if p.venue.lower() in wanted and p.title and len(p.abstract) > 200]
-    chosen = random.Random(seed).sample(pool, min(size, len(pool)))
-    return [p.title for p in chosen], [p.abstract for p in chosen]
-
-
-def score_pairs(queries: np.ndarray, docs: np.ndarray) -> dict[str, float]:
-    """R@1, R@10 and MRR when query i's answer is document i."""
-    sims = queries @ docs.T
-    ranks = (sims > sims[np.arange(len(sims)), np.arange(len(sims))][:, None]).sum(axis=1) + 1
-    return {"r_at_1": round(float(np.mean(ranks == 1)), 4), "r_at_10": round(float(np.mean(ranks <= 10)), 4),
-            "mrr": round(float(np.mean(1 / ranks)), 4)}
+    parser.add_argument("--train-adapter", action="store_true",
+                        help="train MiniLM's query adapter on venues outside --venues and ACM-CR dev citing papers, "
+                             "then measure MiniLM vs MiniLM + adapter on --venues and ACM-CR test (not the candidates)")
+    parser.add_argument("--adapter-papers", type=int, default=3000,
+                        help="training title->abstract pairs (default: 3000)")
+    parser.add_argument("--adapter-sample", type=int, default=12000,
+                        help="ACM-CR sub-corpus of the adapter's citation pairs and measures (0: skip ACM-CR; "
+                             "default: 12000, the index of `peerlint bench related --sample 12000`)")
+    parser.add_argument("--adapter-acm-weight", type=float, default=0.2,
+                        help="how often an ACM-CR dev citation pair is drawn relative to a title pair (default: 0.2)")
+    parser.add_argument("--adapter-rank", type=int, default=32, help="rank of the adapter's update (default: 32)")
+    parser.add_argument("--adapter-epochs", type=int, default=5, help="training epochs (default: 5)")
+    parser.add_argument("--adapter-out", type=Path, default=None, metavar="FILE",
+                        help="where the trained adapter goes (default: <cache>/adapters/query-adapter-<model>.npz)")
 
 
 def measure(name: str, titles, abstracts, acm) -> dict[str, Any]:
@@ -107,6 +107,8 @@ def run(args) -> int:
     titles, abstracts = title_to_abstract(papers, args.venues.split(","), args.papers)
     if len(titles) < 10:
         raise UserError(f"only {len(titles)} papers of venues {args.venues}: choose others with --venues")
+    if args.train_adapter:
+        return _run_adapter(args, papers, titles, abstracts, started, load_at_start)
     acm = None
     if args.acm_sample:
         from ..index.acm_recall import describe, load_acm
@@ -137,4 +139,26 @@ def run(args) -> int:
                        "ACM dev MRR ctx", "CPU-s/abstract", "load s"],
                 title=f"Embedders on {len(titles)} held-apart abstracts ({args.venues}) and ACM-CR dev")
     print(f"load average {load_at_start} at start; results: {path}")
+    return 0
+
+
+def _run_adapter(args, papers, titles, abstracts, started: float, load_at_start: list[float]) -> int:
+    from . import adapter
+
+    if args.adapter_papers < 20 or args.adapter_rank < 1 or args.adapter_epochs < 1 or args.adapter_acm_weight < 0:
+        raise UserError("--adapter-papers must be at least 20, --adapter-rank and --adapter-epochs at least 1, "
+                        "--adapter-acm-weight at least 0")
+    result = adapter.run_adapter(args, papers, titles, abstracts)
+    payload = {"dataset": {"title_to_abstract": {"venues": args.venues.split(","), "papers": len(titles), "seed": 0},
+                           "acm_cr_sub_corpus": args.adapter_sample},
+               "options": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
+                           if k.startswith("adapter") or k in ("papers", "venues")},
+               "adapter": result, "load_average_at_start": load_at_start,
+               "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+               "peak_rss_mb": peak_rss_mb(), "seconds": round(time.perf_counter() - started, 1)}
+    path = write_result(args.out, "bench-embedders-adapter", payload)
+    rows, headers = adapter.table(result)
+    print_table(rows, headers, title=f"MiniLM vs MiniLM + query adapter: title->abstract over {len(titles)} papers of "
+                                     f"{args.venues} (never trained on); ACM-CR by split (trained on dev only)")
+    print(f"load average {load_at_start} at start; adapter: {result['path']}; results: {path}")
     return 0

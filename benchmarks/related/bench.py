@@ -9,7 +9,8 @@ never scored.
 
 Rows: the first stage every consumer shares (`analyzers/retrieval/hybrid.py`): dense, lexical
 (BM25), hybrid by reciprocal rank fusion and hybrid by the weighted score, each against dense;
-then SciPIP's SEC over the dense first stage (SciPIP Table 5): semantic only, each stage added in
+dense and weighted hybrid with the query adapter (`index/embedding/adapter.py`, `--adapter FILE`:
+measured, not shipped; n/a without one); then SciPIP's SEC over the dense first stage (SciPIP Table 5): semantic only, each stage added in
 turn (+entities, +co-citation, +clustering, i.e. full SEC), full SEC without each stage; and full
 SEC over the hybrid first stage, against SEC over dense. The rows the product uses carry
 `"default": true` (the first stage of search, hover and close-prior-work) or name their use in
@@ -52,11 +53,12 @@ class Row:
     weight: float = LEXICAL_WEIGHT
     against: str = ""  # the row its gain is measured against ("": the cumulative row above it, SEC rows)
     product: str = ""  # what in peerlint uses this retriever
+    adapter: bool = False  # query vectors through the query adapter (`index/embedding/adapter.py`)
 
     @property
     def default(self) -> bool:
-        return not self.stages and (self.mode, self.fusion, self.weight) == (DEFAULT_MODE, DEFAULT_FUSION,
-                                                                            LEXICAL_WEIGHT)
+        return not self.stages and not self.adapter and (self.mode, self.fusion, self.weight) == (
+            DEFAULT_MODE, DEFAULT_FUSION, LEXICAL_WEIGHT)
 
 
 FIRST_STAGE_USE = "peerlint search, hover, close-prior-work, drafts references, NOVA"
@@ -65,6 +67,10 @@ FIRST = (
     Row("lexical", mode="lexical", against="dense"),
     Row("hybrid-rrf", mode="hybrid", fusion="rrf", against="dense"),
     Row("hybrid-weighted", mode="hybrid", fusion="weighted", against="dense"),
+)
+ADAPTED = (
+    Row("dense +adapter", against="dense", adapter=True),
+    Row("hybrid-weighted +adapter", mode="hybrid", fusion="weighted", against="hybrid-weighted", adapter=True),
 )
 SEC_DENSE = (
     Row("semantic-only", ("semantic",)),
@@ -77,7 +83,7 @@ SEC_DENSE = (
 )
 SEC_HYBRID = Row("SEC (hybrid)", STAGES, mode=DEFAULT_MODE, against=FULL_SEC,
                  product="missing-related-work, Cite this paper, Show related work")
-ROWS = (*FIRST, *SEC_DENSE, SEC_HYBRID)
+ROWS = (*FIRST, *ADAPTED, *SEC_DENSE, SEC_HYBRID)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -103,7 +109,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "index are always used")
     parser.add_argument("--stages", default="all", metavar="ROWS",
                         help="rows to run: 'all', or a comma list of 'first' (dense, lexical, hybrid-rrf, "
-                             "hybrid-weighted), the cumulative SEC rows by the stage each adds (semantic, entities, "
+                             "hybrid-weighted), 'adapter' (dense and hybrid-weighted with the query adapter of "
+                             "--adapter), the cumulative SEC rows by the stage each adds (semantic, entities, "
                              "cocitation, clustering), 'minus' for the SEC-minus-one rows and 'hybrid' for SEC over "
                              "the hybrid first stage")
     parser.add_argument("--weights", default="", metavar="W,…",
@@ -115,6 +122,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lexical-only", action="store_true",
                         help="run the lexical row only, over an index built with placeholder vectors instead of "
                              "embeddings (the whole corpus in minutes on a CPU)")
+    parser.add_argument("--adapter", type=Path, default=None, metavar="FILE",
+                        help="query adapter for the '+adapter' rows (default: the one shipped for the index's model, "
+                             "if any; `peerlint bench embedders --train-adapter` writes one)")
     parser.add_argument("--k", default=",".join(map(str, CUTOFFS)), help="recall cutoffs (default: 10,20,30,40,50)")
     parser.add_argument("--precision", action="store_true",
                         help="also sweep the editor's similarity threshold over the context-level truth: precision "
@@ -169,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
     for truth_path, truth in read:
         for problem in truth.problems:
             print(f"peerlint: warning: {problem}", file=sys.stderr)
-        result = evaluate(retriever, truth, rows, cutoffs, args.limit)
+        result = evaluate(retriever, truth, rows, cutoffs, args.limit, adapter=_adapter(args.adapter, index))
         result["ground_truth"] = {"path": str(truth_path), "problems": truth.problems,
                                   **({"projects": projects} if projects else {})}
         result["index"] = {"path": str(index.root), "build": index.build.name, "papers": len(index),
@@ -228,12 +238,12 @@ def _rows(spec: str, weights: str = "", lexical_only: bool = False) -> list[Row]
     if spec.strip() == "all":
         return list(ROWS) + extra
     wanted = {s.strip() for s in spec.split(",") if s.strip()}
-    unknown = wanted - {"first", "semantic", "entities", "cocitation", "clustering", "minus", "hybrid"}
+    unknown = wanted - {"first", "adapter", "semantic", "entities", "cocitation", "clustering", "minus", "hybrid"}
     if unknown:
-        raise UserError(f"--stages: unknown {', '.join(sorted(unknown))}; use first, semantic, entities, cocitation, "
-                        "clustering, minus, hybrid or all")
+        raise UserError(f"--stages: unknown {', '.join(sorted(unknown))}; use first, adapter, semantic, entities, "
+                        "cocitation, clustering, minus, hybrid or all")
     cumulative = [r for r in SEC_DENSE[:4] if r.stages[-1] in wanted or (r.stages == ("semantic",) and "semantic" in wanted)]
-    return ((list(FIRST) + extra if "first" in wanted else []) + cumulative
+    return ((list(FIRST) + extra if "first" in wanted else []) + (list(ADAPTED) if "adapter" in wanted else []) + cumulative
             + (list(SEC_DENSE[4:]) if "minus" in wanted else []) + ([SEC_HYBRID] if "hybrid" in wanted else []))
 
 
@@ -323,8 +333,18 @@ def sub_corpus(papers, keep: set[str], size: int, seed: int = SAMPLE_SEED) -> li
     return [p for i, p in enumerate(papers) if i in chosen]
 
 
-def evaluate(retriever, truth, rows, cutoffs=CUTOFFS, limit: int | None = None) -> dict:
-    """Recall@k and MRR of every row over the truth's queries, with counts of what could not be scored."""
+def _adapter(path: Path | None, index):
+    """The query adapter of the '+adapter' rows: `path`'s, else the one shipped for the index's model, or None."""
+    from ...index.embedding.adapter import QueryAdapter
+
+    if path is not None and not path.is_file():
+        raise UserError(f"no such query adapter: {path}")
+    return QueryAdapter.load(index.manifest.model_id, path)
+
+
+def evaluate(retriever, truth, rows, cutoffs=CUTOFFS, limit: int | None = None, adapter=None) -> dict:
+    """Recall@k and MRR of every row over the truth's queries, with counts of what could not be scored.
+    `adapter` moves the query vectors of the rows marked `adapter` (without one they are not run)."""
     from ...analyzers.retrieval import hybrid
     from ...analyzers.retrieval.related_work import SECConfig
     from ...index.papers import SearchFilter
@@ -343,6 +363,7 @@ def evaluate(retriever, truth, rows, cutoffs=CUTOFFS, limit: int | None = None) 
                for r in rows}
     notes = {r.label: ("n/a: no reference lists for co-citation" if "cocitation" in r.stages and not len(retriever.graph)
                        else "n/a: the index has no BM25 table: rebuild it" if r.mode != "dense" and not index.has_lexical
+                       else f"n/a: no query adapter for {index.manifest.model_id}" if r.adapter and adapter is None
                        else "") for r in rows}
     depth = max(cutoffs)
     for q in queries:
@@ -360,11 +381,12 @@ def evaluate(retriever, truth, rows, cutoffs=CUTOFFS, limit: int | None = None) 
             continue
         counts["scored"] += 1
         flt = SearchFilter(year_max=q.year, exclude_ids=frozenset({q.paper, q.id}))
-        vector = index.embed([q.text])[0]
+        plain = index.embed([q.text])[0]
         for row in rows:
             if notes[row.label]:
                 continue
             t0 = time.perf_counter()
+            vector = adapter.apply(plain) if row.adapter else plain
             if row.stages:
                 hits = retriever.search_vector(vector, q.text, depth, flt, exclude_citers={q.paper},
                                                config=configs[row.label])

@@ -134,11 +134,11 @@ HEADERS = ["shown", "dev P", "dev P low90", "dev P strict", "dev R strict", "dev
 
 
 def collect(retriever, truth, resolve, by_title: dict[str, str], paper_cited: dict[str, set[str]],
-            limit: int | None = None) -> tuple[list[Suggestion], dict[str, int]]:
+            limit: int | None = None, adapter=None) -> tuple[list[Suggestion], dict[str, int]]:
     """The product's top suggestions (SEC over the default first stage) for every context of
     `truth`, unthresholded, and the number of cited papers the index holds per context.
     `paper_cited`: each citing paper's whole reference list (index ids); without it, what its
-    contexts cite."""
+    contexts cite. `adapter`: a query adapter the context vectors go through."""
     import dataclasses
 
     from ...analyzers.retrieval.hybrid import DEFAULT_MODE
@@ -162,8 +162,9 @@ def collect(retriever, truth, resolve, by_title: dict[str, str], paper_cited: di
         key = f"{split_of(q.paper)}:{q.id}"
         wanted_count[key] = len(wanted)
         flt = SearchFilter(year_max=q.year, exclude_ids=frozenset({q.paper, q.id}))
-        hits = retriever.search_vector(index.embed([q.text])[0], q.text, max(DEPTHS), flt, exclude_citers={q.paper},
-                                       config=config)
+        vector = index.embed([q.text])[0]
+        hits = retriever.search_vector(adapter.apply(vector) if adapter else vector, q.text, max(DEPTHS), flt,
+                                       exclude_citers={q.paper}, config=config)
         suggestions += [Suggestion(key, split_of(q.paper), rank, float(h.similarity), h.paper.id in wanted,
                                    h.paper.id in by_paper[q.paper]) for rank, h in enumerate(hits)]
     return suggestions, wanted_count
