@@ -144,7 +144,7 @@ def _loss_and_grads(down, up, q, p, same, tau):
 
 
 def train(queries: np.ndarray, docs: np.ndarray, keys: Sequence[str], model: str, config: TrainConfig = TrainConfig(),
-          weights: np.ndarray | None = None, note: str = "", log_every=None) -> QueryAdapter:
+          weights: np.ndarray | None = None, note: str = "") -> QueryAdapter:
     """Fit a `QueryAdapter` on (query vector, doc vector) pairs with Adam; `keys` name each pair's doc
     (pairs of one doc are never each other's negatives); `weights` sample pairs unevenly (a small
     source, such as citation pairs, is not drowned by a large one)."""
@@ -157,23 +157,15 @@ def train(queries: np.ndarray, docs: np.ndarray, keys: Sequence[str], model: str
     moments = [(np.zeros_like(x), np.zeros_like(x)) for x in params]
     rng = np.random.default_rng(config.seed)
     prob = None if weights is None else np.asarray(weights, dtype=np.float64) / np.sum(weights)
-    steps_per_epoch = max(1, len(q) // config.batch)
-    step = 0
-    for epoch in range(config.epochs):
-        losses = []
-        for _ in range(steps_per_epoch):
-            idx = rng.choice(len(q), size=min(config.batch, len(q)), replace=False, p=prob)
-            loss, g_down, g_up = _loss_and_grads(params[0], params[1], q[idx], p[idx], _same(keys[idx], len(idx)),
-                                                 config.temperature)
-            losses.append(loss)
-            step += 1
-            for x, g, (m, v) in zip(params, (g_down, g_up), moments):
-                g = g + config.decay * x
-                m *= 0.9
-                m += 0.1 * g
-                v *= 0.999
-                v += 0.001 * g * g
-                x -= config.lr * (m / (1 - 0.9 ** step)) / (np.sqrt(v / (1 - 0.999 ** step)) + 1e-8)
-        if log_every and (epoch + 1) % log_every == 0:
-            log.info("adapter epoch %d: loss %.4f", epoch + 1, float(np.mean(losses)))
+    for step in range(1, config.epochs * max(1, len(q) // config.batch) + 1):
+        idx = rng.choice(len(q), size=min(config.batch, len(q)), replace=False, p=prob)
+        _, g_down, g_up = _loss_and_grads(params[0], params[1], q[idx], p[idx], _same(keys[idx], len(idx)),
+                                          config.temperature)
+        for x, g, (m, v) in zip(params, (g_down, g_up), moments):
+            g = g + config.decay * x
+            m *= 0.9
+            m += 0.1 * g
+            v *= 0.999
+            v += 0.001 * g * g
+            x -= config.lr * (m / (1 - 0.9 ** step)) / (np.sqrt(v / (1 - 0.999 ** step)) + 1e-8)
     return QueryAdapter(model, params[0].astype(np.float32), params[1].astype(np.float32), note)
