@@ -32,12 +32,13 @@ class CheckResult:
     summaries: list[SectionSummary] = field(default_factory=list)
 
 
-def parse_options(settings, count_tokens: Callable[[str], int] | None = None) -> ParseOptions:
-    """The parser's options from user settings; bad tables raise ValueError naming the entry."""
+def parse_options(settings, embedder=None) -> ParseOptions:
+    """The parser's options from user settings, counting tokens with `embedder`'s tokenizer where
+    given (else an estimate); bad tables raise ValueError naming the entry."""
     opts = ParseOptions(commands=dict(settings.latex_commands), environments=dict(settings.latex_environments),
                         max_tokens=settings.max_tokens)
-    if count_tokens is not None:
-        opts.count_tokens = count_tokens
+    if embedder is not None:
+        opts.count_tokens, opts.token_offsets = embedder.count_tokens, getattr(embedder, "token_offsets", None)
     return opts
 
 
@@ -66,7 +67,7 @@ def judged_with(settings, venue_guess: str, date: DraftDate | None):
 
 
 def read_project(path: Path, settings, workspace: Path | None = None, read: Callable[[Path], str] | None = None,
-                 root: Path | None = None, count_tokens: Callable[[str], int] | None = None) -> ProjectRead:
+                 root: Path | None = None, embedder=None) -> ProjectRead:
     """The project `path` belongs to (`root` overrides the root found), read inside its wall."""
     extra = tuple(settings.extra_roots)
     preferred = None
@@ -75,7 +76,7 @@ def read_project(path: Path, settings, workspace: Path | None = None, read: Call
         preferred = preferred if preferred.is_absolute() else (workspace or Path.cwd()) / preferred
     choice = pick_root(Path(path), workspace, read, override=root, extra_roots=extra, preferred=preferred)
     wall = ProjectWall.around(choice.root, workspace, extra)
-    project = parse_project(choice.root, parse_options(settings, count_tokens), read, wall)
+    project = parse_project(choice.root, parse_options(settings, embedder), read, wall)
     root_text = _text_of(choice.root, read)
     date = draft_date(root_text, choice.root.name)
     note = date.note() if date is not None and settings.published_before == "auto" else ""
@@ -94,8 +95,8 @@ def check_file(path: Path, engine: Engine, workspace: Path | None = None,
     Chunks are cut by the embedding model's own token count, as the server cuts them, so that
     `peerlint check` and the editor judge the same paragraphs."""
     retriever = engine.retriever
-    count = retriever.index.embedder.count_tokens if retriever is not None else None
-    found = read_project(path, engine.settings, workspace, read, root, count_tokens=count)
+    found = read_project(path, engine.settings, workspace, read, root,
+                         embedder=retriever.index.embedder if retriever is not None else None)
     bib = read_bibliography(found.project.bib_files)
     settings = judged_with(engine.settings, found.venue_guess, found.date)
     report = engine.run(found.project.chunks, tier, bib, settings=settings)

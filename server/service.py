@@ -176,8 +176,8 @@ class Service:
 
     def parse(self, uri: str) -> ProjectState:
         retriever = self.retriever()
-        count = retriever.index.embedder.count_tokens if retriever is not None else None
-        found = read_project(uri_to_path(uri), self.settings, self.workspace, self._read, count_tokens=count)
+        found = read_project(uri_to_path(uri), self.settings, self.workspace, self._read,
+                             embedder=retriever.index.embedder if retriever is not None else None)
         root, project = found.choice.root, found.project
         files = [p.as_uri() for p in project.files] or [uri]
         state = ProjectState(root, files, project.chunks, read_bibliography(project.bib_files), project.bib_files,

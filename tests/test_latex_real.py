@@ -308,3 +308,21 @@ def test_bad_input_is_bounded_with_one_warning(case, tmp_path, monkeypatch):
         assert len(project.warnings) == 1 and warning in project.warnings[0], project.warnings
     if case == "makeatletter internals":
         assert [c.text for c in project.chunks] == ["Intro", "See e.g. this and that."]
+
+
+def test_counting_from_one_tokenisation_cuts_the_same_pieces(papers):
+    """A long paragraph is tokenised once and its candidate pieces counted from the offsets: the
+    pieces must be exactly those that tokenising each candidate gives, on every real paper's text
+    (paragraphs joined three at a time, so that many are cut), at the default limit and a small one."""
+    from peerlint.index.embedding.embedder import Embedder
+
+    tokens = Embedder("torch")  # its tokenizer only: no model is loaded
+    texts = [c.text for p in papers.values() for c in p.chunks]
+    long = [" ".join(texts[i : i + 3]) for i in range(0, len(texts), 3)]
+    cut = 0
+    for limit in (200, 40):
+        for text in long:
+            slow = L.split_paragraph(text, [], tokens.count_tokens, limit)
+            assert L.split_paragraph(text, [], tokens.count_tokens, limit, tokens.token_offsets) == slow
+            cut += len(slow) > 1
+    assert cut > len(long)  # most were cut at one limit or both: the comparison covered the cutting

@@ -71,6 +71,7 @@ builder with the offset map, regex fallback), `tables` (what is prose; user tabl
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
 import threading
@@ -112,6 +113,9 @@ class ParseOptions:
     environments: dict[str, str] = field(default_factory=dict)  # {"myenv": "ignore"|"default"}
     max_tokens: int = 200
     count_tokens: Callable[[str], int] = estimate_tokens
+    # the same tokenizer's (start, end) of each token, when it has them: a long paragraph is then
+    # tokenised once instead of once per candidate piece (`split_paragraph`)
+    token_offsets: Callable[[str], list[tuple[int, int]]] | None = None
     macros: dict[str, str] = field(default_factory=dict)  # {"method": "FooNet"}: \method -> text
 
     def __post_init__(self) -> None:
@@ -338,22 +342,46 @@ def _hard_split(text: str, a: int, b: int, count: Callable[[str], int], limit: i
     return out
 
 
-def split_paragraph(text: str, breaks: list[int], count: Callable[[str], int], limit: int) -> list[tuple[int, int]]:
+def span_counter(text: str, count: Callable[[str], int],
+                 offsets: Callable[[str], list[tuple[int, int]]] | None) -> Callable[[int, int], int]:
+    """count(text[a:b]) as a function of (a, b). With the tokenizer's offsets of the whole text, a
+    span whose ends touch whitespace is counted from them: word-piece tokenizers never cut across
+    whitespace and normalise character by character, so its tokens are exactly those it holds."""
+    if offsets is None:
+        return lambda a, b: count(text[a:b])
+    spans = offsets(text)
+    starts, ends = [s for s, _ in spans], [e for _, e in spans]
+    n = len(text)
+
+    def clean(x: int) -> bool:
+        return x <= 0 or x >= n or text[x - 1].isspace() or text[x].isspace()
+
+    def counted(a: int, b: int) -> int:
+        if clean(a) and clean(b):
+            return max(0, bisect.bisect_right(ends, b) - bisect.bisect_left(starts, a))
+        return count(text[a:b])
+
+    return counted
+
+
+def split_paragraph(text: str, breaks: list[int], count: Callable[[str], int], limit: int,
+                    offsets: Callable[[str], list[tuple[int, int]]] | None = None) -> list[tuple[int, int]]:
     """[start, end) pieces of `text`, each at most `limit` tokens, cut at sentence boundaries."""
     n = len(text)
-    if count(text) <= limit:
+    span = span_counter(text, count, offsets)
+    if span(0, n) <= limit:
         return [(0, n)]
     bounds = sorted({0, n, *_sentence_starts(text), *(x for x in breaks if 0 < x < n)})
     pieces: list[tuple[int, int]] = []
     start = None
     end = 0
     for a, b in zip(bounds, bounds[1:]):
-        if start is not None and count(text[start:b]) <= limit:
+        if start is not None and span(start, b) <= limit:
             end = b
             continue
         if start is not None:
             pieces.append((start, end))
-        if count(text[a:b]) <= limit:
+        if span(a, b) <= limit:
             start, end = a, b
         else:
             hard = _hard_split(text, a, b, count, limit)
@@ -376,7 +404,7 @@ def _pieces(para: Para, options: ParseOptions) -> list[tuple[int, int]]:
     key = (para.text, tuple(para.breaks), options.max_tokens, options.count_tokens)
     pieces = _PIECES.get(key)
     if pieces is None:
-        pieces = split_paragraph(para.text, para.breaks, options.count_tokens, options.max_tokens)
+        pieces = split_paragraph(para.text, para.breaks, options.count_tokens, options.max_tokens, options.token_offsets)
         _PIECES.put(key, pieces, len(para.text) + 100)
     return pieces
 

@@ -150,6 +150,10 @@ class Embedder:
     def count_tokens(self, text: str) -> int:
         return len(self.word_pieces.encode(text, add_special_tokens=False).ids)
 
+    def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) in `text` of each word piece, in order: what `count_tokens` counts."""
+        return self.word_pieces.encode(text, add_special_tokens=False).offsets
+
     def encode(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
         """Normalised vectors, in input order; batches are formed over length-sorted texts."""
         if not texts:
