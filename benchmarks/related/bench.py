@@ -125,6 +125,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--adapter", type=Path, default=None, metavar="FILE",
                         help="query adapter for the '+adapter' rows (default: the one shipped for the index's model, "
                              "if any; `peerlint bench embedders --train-adapter` writes one)")
+    parser.add_argument("--query-embedding", choices=["exact", "int8"], default="exact",
+                        help="embed the queries as the editor's queryEmbedding setting would (default: exact; the "
+                             "index's own vectors are the same either way)")
     parser.add_argument("--k", default=",".join(map(str, CUTOFFS)), help="recall cutoffs (default: 10,20,30,40,50)")
     parser.add_argument("--precision", action="store_true",
                         help="also sweep the editor's similarity threshold over the context-level truth: precision "
@@ -166,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
         index, corpus_note = _index(args, corpus, {c for _, t in read for q in t.queries for c in q.cited})
     from ...analyzers.retrieval.related_work import CitationGraph, RelatedWork
 
+    index.embed_queries(args.query_embedding)
     graph = CitationGraph.from_index(index)
     for path in references:
         try:
@@ -183,7 +187,8 @@ def run(args: argparse.Namespace) -> int:
         result["ground_truth"] = {"path": str(truth_path), "problems": truth.problems,
                                   **({"projects": projects} if projects else {})}
         result["index"] = {"path": str(index.root), "build": index.build.name, "papers": len(index),
-                           "model": index.manifest.model_id, "corpus": corpus_note}
+                           "model": index.manifest.model_id, "corpus": corpus_note,
+                           "query_embedding": args.query_embedding}
         result["cocitation_graph"] = retriever.graph_source()
         print_table(_table(result, cutoffs), ["row", *(f"R@{k}" for k in cutoffs), "MRR", f"gain@{cutoffs[-1]}",
                                               f"R@{cutoffs[-1]} SciPIP-credit", "ms p50"],
