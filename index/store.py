@@ -152,7 +152,7 @@ class VectorIndex:
         self._lexical = lexical.Lexical(self._db, len(self.ids)) if self.lexical_problem is None else None
         self._paper_cache: dict[int, Paper] = {}
         self._embedder = embedder
-        self.query_embedding = "exact"  # or "int8": `embed_queries`
+        self.query_embedding = "exact"  # or "int8": `embed_queries` (the editor's default)
 
     def _read_columns(self) -> None:
         """The per-paper and per-chunk columns search needs, one column at a time, streamed from SQLite.

@@ -30,8 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--project", type=Path, action="append", default=[], metavar="FILE.tex",
                         help="also open this file of a real multi-file paper (repeatable): time to its own "
                              "findings, published first, and to the whole project's")
-    parser.add_argument("--query-embedding", choices=["exact", "int8"], default="exact",
-                        help="the server's queryEmbedding setting (default: exact, the product's default)")
+    parser.add_argument("--query-embedding", choices=["exact", "int8"], default="int8",
+                        help="the server's queryEmbedding setting (default: int8, the product's default)")
     parser.add_argument("--out", type=Path, default=Path("results"))
 
 

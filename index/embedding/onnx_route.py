@@ -28,9 +28,7 @@ ONNX_FILES = {"onnx": "model_fused.onnx", "onnx-int8": "model_fused_qint8_attn.o
 
 def export(model_path: Path, target: Path, route: str) -> Path:
     """Export the model at `model_path` to `target`/ONNX_FILES[route] (under a minute, once)."""
-    import onnx
     import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
     from onnxruntime.transformers import optimizer
     from transformers import AutoModel, AutoTokenizer
 
@@ -64,18 +62,40 @@ def export(model_path: Path, target: Path, route: str) -> Path:
     fused.save_model_to_file(str(tmp / ONNX_FILES["onnx"]))
     (tmp / "model.onnx").unlink()
     if route == "onnx-int8":
-        # Weights per channel: per-tensor int8 drops the cosine to the torch vectors to ~0.93, per
-        # channel keeps it at ~0.994. The fused Attention ops hold the Q/K/V projections (a quarter
-        # of the weights): left in fp32 the route gained only ~1.05x over fused fp32.
-        quantize_dynamic(str(tmp / ONNX_FILES["onnx"]), str(tmp / ONNX_FILES[route]), weight_type=QuantType.QInt8,
-                         per_channel=True, op_types_to_quantize=["MatMul", "Attention"],
-                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})  # fused ops lack shape info
+        _quantise(tmp / ONNX_FILES["onnx"], tmp / ONNX_FILES[route])
         (tmp / ONNX_FILES["onnx"]).unlink()
     tokenizer.save_pretrained(str(tmp))
     shutil.copy(model_path / "sentence_bert_config.json", tmp / "sentence_bert_config.json")
     shutil.rmtree(target, ignore_errors=True)
     os.replace(tmp, target)
     return target
+
+
+def quantise_export(fp32: Path, target: Path) -> Path:
+    """The ``onnx-int8`` model from an existing fp32 ``onnx`` export, without torch (seconds, once)."""
+    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    _quantise(fp32 / ONNX_FILES["onnx"], tmp / ONNX_FILES["onnx-int8"])
+    for name in ("tokenizer.json", "tokenizer_config.json", "sentence_bert_config.json", "special_tokens_map.json",
+                 "vocab.txt"):
+        if (fp32 / name).exists():
+            shutil.copy(fp32 / name, tmp / name)
+    shutil.rmtree(target, ignore_errors=True)
+    os.replace(tmp, target)
+    return target
+
+
+def _quantise(fp32_file: Path, int8_file: Path) -> None:
+    """Weights per channel: per-tensor int8 drops the cosine to the torch vectors to ~0.93, per channel
+    keeps it at ~0.994. The fused Attention ops hold the Q/K/V projections (a quarter of the weights):
+    left in fp32 the route gained only ~1.05x over fused fp32."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(str(fp32_file), str(int8_file), weight_type=QuantType.QInt8, per_channel=True,
+                     op_types_to_quantize=["MatMul", "Attention"],
+                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})  # fused ops lack shape info
 
 
 class OnnxEncoder:

@@ -58,6 +58,8 @@ def index_path(path: Path | None) -> Path:
 
 
 def open_index_or_fail(path: Path | None, query_embedding: str = "exact"):
+    """The index at `path` (or the default), ready to search; its queries are embedded exactly unless
+    `query_embedding` says "int8" (`check` follows the editor's setting, `search` stays exact)."""
     from ...index.embedding.embedder import cache_root
     from ...index.store import IndexError_, open_index
 
