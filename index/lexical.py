@@ -41,6 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .npy_reader import NpyReader
+
 from .entities import STOPWORDS, _stem
 
 TABLE = "lexical"
@@ -199,8 +201,9 @@ class Postings:
         info = json.loads(path("info.json").read_text(encoding="utf-8"))
         self.papers = int(info["papers"])
         self.vocabulary = {t: i for i, t in enumerate(json.loads(path("vocabulary.json").read_text(encoding="utf-8")))}
-        self.docs = np.load(path("docs.npy"), mmap_mode="r")
+        self.docs = np.load(path("docs.npy"), mmap_mode="r")  # for appends (`PostingsWriter.seed`)
         self.tf = np.load(path("tf.npy"), mmap_mode="r")
+        self._docs, self._tf = NpyReader(path("docs.npy")), NpyReader(path("tf.npy"))  # what queries read (npy_reader.py)
         self.indptr = np.load(path("indptr.npy"))
         lengths = np.load(path("lengths.npy"))
         self.lengths = lengths
@@ -225,7 +228,7 @@ class Postings:
         for term in kept:
             i = self.vocabulary[term]
             a, b = int(self.indptr[i]), int(self.indptr[i + 1])
-            docs, tf = np.asarray(self.docs[a:b]), np.asarray(self.tf[a:b])
+            docs, tf = self._docs.slice(a, b), self._tf.slice(a, b)
             idf = math.log((self.papers - (b - a) + 0.5) / ((b - a) + 0.5) + 1.0)
             out[docs] += idf * tf * (K1 + 1) / (tf + self.norm[docs])
         return out

@@ -27,6 +27,7 @@ from typing import Sequence
 import numpy as np
 
 from . import lexical
+from .npy_reader import NpyReader, prefetch
 from .papers import Hit, Paper, SearchFilter
 
 # 2: meta.sqlite holds the BM25 table. An index of version 1 still opens; its lexical search is off
@@ -126,9 +127,11 @@ class VectorIndex:
             self.manifest = Manifest(**{**raw, "sources": tuple(raw["sources"])})
         except (OSError, ValueError, TypeError, KeyError) as exc:
             raise IndexCorrupt(f"index manifest at {self.build} is unreadable ({exc}): rebuild with `{build_command(self.root)}`") from exc
+        prefetch(self.build / "vectors.usearch", int(available_memory() * PREFETCH_SHARE))
         try:
             self._hnsw = Index.restore(str(self.build / "vectors.usearch"), view=True)
-            self.vectors = np.load(self.build / "vectors.npy", mmap_mode="r")
+            self.vectors = np.load(self.build / "vectors.npy", mmap_mode="r")  # whole-array users (heads, exact)
+            self._rows = NpyReader(self.build / "vectors.npy")  # what searches read: not resident (npy_reader.py)
         except Exception as exc:  # usearch raises RuntimeError/ValueError on damaged files
             raise IndexCorrupt(f"index vectors at {self.build} are damaged ({exc}): rebuild with `{build_command(self.root)}`") from exc
         if self._hnsw is None:  # usearch returns None when the file is missing
@@ -304,7 +307,7 @@ class VectorIndex:
         fetch = min(n_chunks, max(4 * k, 32))
         while True:
             keys = np.sort(np.asarray(self._hnsw.search(query, fetch).keys, dtype=np.int64))  # sorted: mmap order
-            sims = np.asarray(self.vectors[keys], dtype=np.float32) @ query  # exact re-rank of the candidates
+            sims = np.asarray(self._rows.rows(keys), dtype=np.float32) @ query  # exact re-rank of the candidates
             order = np.argsort(-sims, kind="stable")
             ranked = self._collect(keys[order], sims[order], k, mask)
             if len(ranked) >= k or fetch >= n_chunks:
@@ -337,7 +340,7 @@ class VectorIndex:
         rows = np.concatenate([np.arange(a, b) for a, b in zip(starts, ends)])
         if not len(rows):
             return out
-        sims = np.asarray(self.vectors[rows], dtype=np.float32) @ query
+        sims = np.asarray(self._rows.rows(rows), dtype=np.float32) @ query
         pos = 0
         for p, a, b in zip(papers, starts, ends):
             n = int(b - a)
@@ -381,6 +384,7 @@ class VectorIndex:
 
     def close(self) -> None:
         self._db.close()
+        self._rows.close()
 
 
 def open_index(root: Path | str, embedder=None) -> VectorIndex:
@@ -440,6 +444,23 @@ def seal_build(build: Path, manifest: Manifest) -> None:
     for f in build.iterdir():
         with open(f, "rb") as fh:
             os.fsync(fh.fileno())
+
+
+PREFETCH_SHARE = 0.25  # a graph file up to this share of the memory available at open is read ahead
+
+
+def available_memory() -> int:
+    """Bytes the kernel could give without swapping (MemAvailable), else free pages; 0 when unknown."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, AttributeError):
+        return 0
 
 
 BUILD_NAME = re.compile(r"\d{8}T\d{6}-[0-9a-f]{6}")  # what build_index names a build folder

@@ -1,0 +1,36 @@
+"""The pread reader the searches use instead of the memory-mapped arrays: the same numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from peerlint.index.npy_reader import NpyReader, prefetch
+
+
+@pytest.mark.parametrize("dtype,shape", [(np.float16, (1000, 384)), (np.int32, (5000,)), (np.float32, (300, 7))])
+def test_rows_and_slices_equal_the_arrays_own(tmp_path, dtype, shape):
+    rng = np.random.default_rng(0)
+    array = (rng.standard_normal(shape) * 100).astype(dtype)
+    np.save(tmp_path / "a.npy", array)
+    reader = NpyReader(tmp_path / "a.npy")
+    assert len(reader) == shape[0] and reader.dtype == np.dtype(dtype)
+    sorted_keys = np.sort(rng.choice(shape[0], 40, replace=False))
+    runs = np.concatenate([np.arange(10, 20), np.arange(50, 51), np.arange(shape[0] - 5, shape[0])])
+    unsorted = rng.permutation(shape[0])[:25]
+    for keys in (sorted_keys, runs, unsorted, np.array([], dtype=np.int64)):
+        assert np.array_equal(reader.rows(keys), array[keys])
+    assert np.array_equal(reader.slice(3, 200), array[3:200])
+    assert reader.slice(7, 7).shape == (0, *shape[1:])
+    reader.close()
+
+
+def test_a_fortran_array_is_refused_and_prefetch_keeps_to_its_budget(tmp_path):
+    np.save(tmp_path / "f.npy", np.asfortranarray(np.ones((4, 3))))
+    with pytest.raises(ValueError, match="Fortran"):
+        NpyReader(tmp_path / "f.npy")
+    np.save(tmp_path / "g.npy", np.zeros(1000))
+    size = (tmp_path / "g.npy").stat().st_size
+    assert prefetch(tmp_path / "g.npy", size) is True
+    assert prefetch(tmp_path / "g.npy", size - 1) is False
+    assert prefetch(tmp_path / "missing.npy", 10**9) is False
