@@ -151,7 +151,10 @@ function problemKey(row) {
 async function expectedFindings(ws, tmp) {
   const settings = path.join(tmp, 'check-settings.json');
   fs.writeFileSync(settings, JSON.stringify({ indexPath: INDEX }));
-  const out = await run(SERVER, ['check', path.join(ws, 'draft.tex'), '--settings', settings, '--json'], { cwd: ws });
+  // A cache as fresh as the server's (startCodeServer), but its own: the same embedding route (int8 queries
+  // need the ONNX export a used cache may hold), and the server's first run stays cold.
+  const env = { ...process.env, HF_HUB_OFFLINE: '1', TOKENIZERS_PARALLELISM: 'false', PEERLINT_CACHE_DIR: path.join(tmp, 'check-cache') };
+  const out = await run(SERVER, ['check', path.join(ws, 'draft.tex'), '--settings', settings, '--json'], { cwd: ws, env });
   const found = JSON.parse(out).filter((f) => f.code && path.basename(f.file || '') === 'draft.tex');
   if (!found.some((f) => f.code === 'close-prior-work' && f.line === 158)) {
     throw new StepError(`peerlint check no longer finds close-prior-work on draft.tex:158, which this run hovers and cites: ${out.slice(0, 500)}`);
