@@ -127,7 +127,6 @@ class VectorIndex:
             self.manifest = Manifest(**{**raw, "sources": tuple(raw["sources"])})
         except (OSError, ValueError, TypeError, KeyError) as exc:
             raise IndexCorrupt(f"index manifest at {self.build} is unreadable ({exc}): rebuild with `{build_command(self.root)}`") from exc
-        prefetch(self.build / "vectors.usearch", int(available_memory() * PREFETCH_SHARE))
         try:
             self._hnsw = Index.restore(str(self.build / "vectors.usearch"), view=True)
             self.vectors = np.load(self.build / "vectors.npy", mmap_mode="r")  # whole-array users (heads, exact)
@@ -156,6 +155,18 @@ class VectorIndex:
         self._paper_cache: dict[int, Paper] = {}
         self._embedder = embedder
         self.query_embedding = "exact"  # or "int8": `embed_queries` (the editor's default)
+        self._read_ahead()
+
+    def _read_ahead(self) -> None:
+        """Ask the kernel to read the graph, then the vectors the searches re-rank with, into the page
+        cache while they fit `PREFETCH_SHARE` of the memory available: the first searches after opening
+        a large index then do not wait on one disk read per graph node and per re-ranked row."""
+        budget = int(available_memory() * PREFETCH_SHARE)
+        for name in ("vectors.usearch", "vectors.npy"):
+            path = self.build / name
+            if not prefetch(path, budget):
+                break
+            budget -= path.stat().st_size
 
     def _read_columns(self) -> None:
         """The per-paper and per-chunk columns search needs, one column at a time, streamed from SQLite.
@@ -446,7 +457,7 @@ def seal_build(build: Path, manifest: Manifest) -> None:
             os.fsync(fh.fileno())
 
 
-PREFETCH_SHARE = 0.25  # a graph file up to this share of the memory available at open is read ahead
+PREFETCH_SHARE = 0.25  # index files up to this share of the memory available at open are read ahead
 
 
 def available_memory() -> int:
