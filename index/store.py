@@ -158,9 +158,10 @@ class VectorIndex:
         self._read_ahead()
 
     def _read_ahead(self) -> None:
-        """Ask the kernel to read the graph, then the vectors the searches re-rank with, into the page
-        cache while they fit `PREFETCH_SHARE` of the memory available: the first searches after opening
-        a large index then do not wait on one disk read per graph node and per re-ranked row."""
+        """Read the graph, then the vectors the searches re-rank with, into the page cache while they fit
+        `PREFETCH_SHARE` of the memory available: the first searches after opening a large index then do
+        not wait on one disk read per graph node and per re-ranked row (at 3M: 3.9 GB, a few seconds
+        of sequential reading on top of the ~20 s the metadata takes)."""
         budget = int(available_memory() * PREFETCH_SHARE)
         for name in ("vectors.usearch", "vectors.npy"):
             path = self.build / name
