@@ -9,11 +9,12 @@ from peerlint.index.npy_reader import NpyReader, prefetch
 
 
 @pytest.mark.parametrize("dtype,shape", [(np.float16, (1000, 384)), (np.int32, (5000,)), (np.float32, (300, 7))])
-def test_rows_and_slices_equal_the_arrays_own(tmp_path, dtype, shape):
+@pytest.mark.parametrize("map_limit", [0, 1 << 30])  # read with pread, and through the memory map
+def test_rows_and_slices_equal_the_arrays_own(tmp_path, dtype, shape, map_limit):
     rng = np.random.default_rng(0)
     array = (rng.standard_normal(shape) * 100).astype(dtype)
     np.save(tmp_path / "a.npy", array)
-    reader = NpyReader(tmp_path / "a.npy")
+    reader = NpyReader(tmp_path / "a.npy", map_limit)
     assert len(reader) == shape[0] and reader.dtype == np.dtype(dtype)
     sorted_keys = np.sort(rng.choice(shape[0], 40, replace=False))
     runs = np.concatenate([np.arange(10, 20), np.arange(50, 51), np.arange(shape[0] - 5, shape[0])])
