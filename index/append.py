@@ -22,7 +22,7 @@ import numpy as np
 from . import lexical
 from .entities import paper_entities, read_entities, write_entities
 from .papers import Paper
-from .store import (MANIFEST_VERSION, IndexError_, Manifest, current_build, insert_rows, make_live,
+from .store import (MANIFEST_VERSION, IndexError_, Manifest, current_build, insert_rows, insert_threads, make_live,
                     seal_build)
 
 COPY_BLOCK = 262_144  # vectors copied per step from the previous vectors.npy (100 MB of float16)
@@ -89,7 +89,8 @@ def append_build(root: Path, build_id: str, papers: Sequence[Paper], content_has
     del out, old_vectors
     graph = Index.restore(str(previous / "vectors.usearch"))  # loaded, not viewed: it grows
     if len(vectors):
-        graph.add(np.arange(n_old, n_old + len(vectors), dtype=np.uint64), vectors, progress=progress)
+        graph.add(np.arange(n_old, n_old + len(vectors), dtype=np.uint64), vectors, progress=progress,
+                  threads=insert_threads(n_old + len(vectors)))
     graph.save(str(build / "vectors.usearch"))
     del graph
     db = sqlite3.connect(build / "meta.sqlite")
