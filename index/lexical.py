@@ -41,9 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .npy_reader import NpyReader
-
 from .entities import STOPWORDS, _stem
+from .npy_reader import NpyReader
 
 TABLE = "lexical"
 TITLE_WEIGHT = 2.0  # BM25 weight of a title match relative to an abstract match (FTS5 column weights)

@@ -152,19 +152,24 @@ def probe(root: Path, lexical_texts: Sequence[str], n_queries: int | None = None
     return out
 
 
+def _status_kib(*fields: str) -> dict[str, int]:
+    """The kB figures `fields` of /proc/self/status (Linux); those it lacks are left out."""
+    out: dict[str, int] = {}
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in fields:
+                out[key] = int(value.split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return out
+
+
 def _rss_kinds() -> dict[str, float]:
     """This process's resident memory split as Linux counts it: RssAnon (its own heap: ids, metadata
     arrays) and RssFile (pages of the memory-mapped graph, vectors and postings, which the kernel
     drops under memory pressure and reads back on demand)."""
-    out: dict[str, float] = {}
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(("RssAnon:", "RssFile:", "RssShmem:")):
-                key, value = line.split(":", 1)
-                out[key[3:].lower()] = round(int(value.split()[0]) / 1024, 1)
-    except (OSError, ValueError):
-        pass
-    return out
+    return {key[3:].lower(): round(kib / 1024, 1) for key, kib in _status_kib("RssAnon", "RssFile", "RssShmem").items()}
 
 
 def _dense(index, queries: np.ndarray, truth: np.ndarray) -> tuple[list[float], float]:
@@ -182,12 +187,9 @@ def _dense(index, queries: np.ndarray, truth: np.ndarray) -> tuple[list[float], 
 def _peak_kib() -> int:
     """This process's peak resident memory. VmHWM, not ru_maxrss: Linux carries ru_maxrss over fork and exec,
     so a probe started by the bench would report the bench's own peak."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
+    peak = _status_kib("VmHWM").get("VmHWM")
+    if peak is not None:
+        return peak
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

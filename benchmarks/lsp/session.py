@@ -74,7 +74,7 @@ def _rss_sampler(pid: int, peak: list[float], stop: list[bool]):
         time.sleep(0.05)
 
 
-async def _session(index: Path, root: Path, workdir: Path, query_embedding: str = "exact") -> tuple[_Client, list[float], list[bool]]:
+async def _session(index: Path, root: Path, workdir: Path, query_embedding: str) -> tuple[_Client, list[float], list[bool]]:
     """A started server on `root` with empty caches (exported models shared), its model warmed with
     a small document outside `root` as an editor session would have; RSS sampled from the start."""
     import threading
@@ -108,7 +108,7 @@ async def _close(client: _Client, stop: list[bool]) -> None:
     await client.stop()
 
 
-async def measure_project(index: Path, opened: Path, root_file: Path, workdir: Path, query_embedding: str = "exact") -> dict:
+async def measure_project(index: Path, opened: Path, root_file: Path, workdir: Path, query_embedding: str) -> dict:
     """A real multi-file paper: open one of its files, time its own findings (published first) and
     the whole project's (the root file's publication)."""
     client, peak, stop = await _session(index, opened.parent, workdir, query_embedding)
@@ -122,7 +122,7 @@ async def measure_project(index: Path, opened: Path, root_file: Path, workdir: P
             "whole_project_diagnostics_ms": whole * 1000, "peak_rss_mb": peak[0] / 2**20}
 
 
-async def measure_size(index: Path, pages: int, typing_seconds: float, workdir: Path, query_embedding: str = "exact") -> dict:
+async def measure_size(index: Path, pages: int, typing_seconds: float, workdir: Path, query_embedding: str) -> dict:
     root = workdir / f"draft{pages}"
     root.mkdir(exist_ok=True)
     client, peak, stop = await _session(index, root, workdir, query_embedding)

@@ -118,7 +118,7 @@ async function startCodeServer(dirs, tmp) {
   const port = await freePort();
   const common = ['--config', path.join(tmp, 'config.yaml'), '--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions];
   await run(CODE_SERVER, [...common, '--install-extension', VSIX]);
-  const env = { ...process.env, HF_HUB_OFFLINE: '1', TOKENIZERS_PARALLELISM: 'false', PEERLINT_CACHE_DIR: path.join(tmp, 'peerlint-cache') };
+  const env = peerlintEnv(path.join(tmp, 'peerlint-cache'));
   const proc = spawn(
     CODE_SERVER,
     [...common, '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
@@ -147,14 +147,19 @@ function problemKey(row) {
   return codes.length && line ? `${codes[codes.length - 1][1]}@${line[1]}` : undefined;
 }
 
+/** The environment peerlint runs in here: offline, with `cache` as its cache. */
+function peerlintEnv(cache) {
+  return { ...process.env, HF_HUB_OFFLINE: '1', TOKENIZERS_PARALLELISM: 'false', PEERLINT_CACHE_DIR: cache };
+}
+
 /** What the CLI finds in the same copy with the same index: the editor must show exactly these. */
 async function expectedFindings(ws, tmp) {
   const settings = path.join(tmp, 'check-settings.json');
   fs.writeFileSync(settings, JSON.stringify({ indexPath: INDEX }));
   // A cache as fresh as the server's (startCodeServer), but its own: the same embedding route (int8 queries
   // need the ONNX export a used cache may hold), and the server's first run stays cold.
-  const env = { ...process.env, HF_HUB_OFFLINE: '1', TOKENIZERS_PARALLELISM: 'false', PEERLINT_CACHE_DIR: path.join(tmp, 'check-cache') };
-  const out = await run(SERVER, ['check', path.join(ws, 'draft.tex'), '--settings', settings, '--json'], { cwd: ws, env });
+  const out = await run(SERVER, ['check', path.join(ws, 'draft.tex'), '--settings', settings, '--json'],
+    { cwd: ws, env: peerlintEnv(path.join(tmp, 'check-cache')) });
   const found = JSON.parse(out).filter((f) => f.code && path.basename(f.file || '') === 'draft.tex');
   if (!found.some((f) => f.code === 'close-prior-work' && f.line === 158)) {
     throw new StepError(`peerlint check no longer finds close-prior-work on draft.tex:158, which this run hovers and cites: ${out.slice(0, 500)}`);
