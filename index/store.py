@@ -307,21 +307,36 @@ class VectorIndex:
         """(paper idx, cosine, best chunk key) of the top-k papers, without reading their metadata:
         hybrid search takes 100 dense candidates and keeps a few, so building a `Hit` (a SQLite row)
         for each cost more than the graph search itself."""
-        query = np.asarray(query, dtype=np.float32).reshape(-1)
-        if query.shape[0] != self.manifest.dim:
-            raise ValueError(f"query has {query.shape[0]} dimensions, the index has {self.manifest.dim}")
+        return self.dense_ranked_many(np.asarray(query, dtype=np.float32).reshape(1, -1), k, flt, exact)[0]
+
+    def dense_ranked_many(self, queries: np.ndarray, k: int = 10, flt: SearchFilter | None = None,
+                          exact: bool = False) -> list[list[tuple[int, float, int]]]:
+        """`dense_ranked` of each row of `queries`, the graph searched once for all of them on every
+        core: a draft's ~150 paragraphs took 1.6 ms each one by one, ~0.6 ms batched (the same keys)."""
+        queries = np.asarray(queries, dtype=np.float32)
+        if queries.ndim != 2 or queries.shape[1] != self.manifest.dim:
+            raise ValueError(f"query has {queries.shape[-1]} dimensions, the index has {self.manifest.dim}")
         mask = self.allowed_mask(flt)
         n_chunks = len(self.chunk_paper)
-        if n_chunks == 0 or k <= 0:
-            return []
+        if n_chunks == 0 or k <= 0 or not len(queries):
+            return [[] for _ in queries]
         if exact or (mask is not None and mask.mean() < EXACT_FRACTION):
-            return self._exact(query, k, mask)
+            return [self._exact(q, k, mask) for q in queries]
         fetch = min(n_chunks, max(4 * k, 32))
+        found = self._hnsw.search(queries, fetch, threads=0)
+        keys = [found.keys] if len(queries) == 1 else [found.keys[i][: found.counts[i]] for i in range(len(queries))]
+        return [self._rerank(q, np.asarray(key, dtype=np.int64), fetch, k, mask) for q, key in zip(queries, keys)]
+
+    def _rerank(self, query: np.ndarray, keys: np.ndarray, fetch: int, k: int,
+                mask: np.ndarray | None) -> list[tuple[int, float, int]]:
+        """The top-k papers among a graph search's `fetch` candidate chunks, re-ranked exactly; searched
+        again 4x deeper while filtering leaves fewer than k papers."""
+        n_chunks = len(self.chunk_paper)
         while True:
-            keys = np.sort(np.asarray(self._hnsw.search(query, fetch).keys, dtype=np.int64))  # sorted: mmap order
             if len(keys) < fetch:  # the graph reaches fewer vectors than it holds (seen on small, threaded builds)
                 return self._exact(query, k, mask)
-            sims = np.asarray(self._rows.rows(keys), dtype=np.float32) @ query  # exact re-rank of the candidates
+            keys = np.sort(keys)  # sorted: file order
+            sims = np.asarray(self._rows.rows(keys), dtype=np.float32) @ query
             order = np.argsort(-sims, kind="stable")
             ranked = self._collect(keys[order], sims[order], k, mask)
             if len(ranked) >= k or fetch >= n_chunks:
@@ -329,6 +344,7 @@ class VectorIndex:
             if fetch >= 4096:
                 return self._exact(query, k, mask)
             fetch = min(n_chunks, fetch * 4)
+            keys = np.asarray(self._hnsw.search(query, fetch).keys, dtype=np.int64)
 
     def lexical_scores(self, text: str, flt: SearchFilter | None = None) -> lexical.LexicalScores:
         """BM25 score of every paper the filter allows that matches a word of `text`, by paper idx.

@@ -93,20 +93,45 @@ def search(index, vector: np.ndarray, text: str, k: int, flt: SearchFilter | Non
            mode: str = DEFAULT_MODE, fusion: Fusion = Fusion()) -> list[Hit]:
     """Top-k papers for a query given as its vector and its text; an index without the BM25 table
     answers every mode densely (the caller, `Retriever`, tells the user once)."""
+    return search_many(index, np.asarray(vector, dtype=np.float32).reshape(1, -1), [text], k, flt, mode, fusion)[0]
+
+
+def search_many(index, vectors: np.ndarray, texts: Sequence[str], k: int, flt: SearchFilter | None = None,
+                mode: str = DEFAULT_MODE, fusion: Fusion = Fusion()) -> list[list[Hit]]:
+    """`search` for each (vector, text) pair, the dense candidates of all of them from one batched
+    graph search (a draft's paragraphs are searched together)."""
     check_mode(mode)
-    if k <= 0:
-        return []
+    if k <= 0 or not len(texts):
+        return [[] for _ in texts]
     if mode == "dense" or not index.has_lexical:
-        return index.search_vector(vector, k, flt)
+        return _dense_hits(index, vectors, k, flt)
     if mode == "lexical":
-        lexical = index.lexical_search(text, k, flt)
-        best = index.best_chunks(vector, [p for p, _ in lexical])
-        return [index.hit(p, *best[p], score=s) for p, s in lexical if p in best]
-    bm25 = index.lexical_scores(text, flt)
-    if not bm25:
-        return index.search_vector(vector, k, flt)
+        return [_lexical_hits(index, v, t, k, flt) for v, t in zip(vectors, texts)]
+    bm25 = [index.lexical_scores(t, flt) for t in texts]
+    out: list[list[Hit]] = [[] for _ in texts]
+    worded = [i for i, b in enumerate(bm25) if b]
+    wordless = [i for i, b in enumerate(bm25) if not b]  # empty or pure math: dense alone
+    for i, hits in zip(wordless, _dense_hits(index, vectors[wordless], k, flt)):
+        out[i] = hits
     depth = max(k, fusion.candidates)
-    dense = [p for p, _, _ in index.dense_ranked(vector, depth, flt)]
+    for i, ranked in zip(worded, index.dense_ranked_many(vectors[worded], depth, flt)):
+        out[i] = _fused(index, vectors[i], [p for p, _, _ in ranked], bm25[i], k, depth, mode, fusion)
+    return out
+
+
+def _dense_hits(index, vectors: np.ndarray, k: int, flt: SearchFilter | None) -> list[list[Hit]]:
+    return [[index.hit(p, sim, key) for p, sim, key in ranked] for ranked in index.dense_ranked_many(vectors, k, flt)]
+
+
+def _lexical_hits(index, vector: np.ndarray, text: str, k: int, flt: SearchFilter | None) -> list[Hit]:
+    lexical = index.lexical_search(text, k, flt)
+    best = index.best_chunks(vector, [p for p, _ in lexical])
+    return [index.hit(p, *best[p], score=s) for p, s in lexical if p in best]
+
+
+def _fused(index, vector: np.ndarray, dense: list[int], bm25, k: int, depth: int, mode: str,
+           fusion: Fusion) -> list[Hit]:
+    """The top-k of the dense and BM25 candidates of one query, fused by `fusion`."""
     lexical_ids = [p for p, _ in bm25.top(depth)]
     pool = list(dict.fromkeys(dense + lexical_ids))
     best = index.best_chunks(vector, pool)

@@ -171,7 +171,8 @@ class Retriever:
             todo = [c for c in chunks if key_of[c.hash] not in self._neighbours]
         if todo:
             vecs = self.vectors([c.text for c in todo], [c.hash for c in todo])
-            found = {c.hash: hybrid.search(self.index, v, c.text, k, flt, mode, self.fusion) for c, v in zip(todo, vecs)}
+            results = hybrid.search_many(self.index, np.stack(vecs), [c.text for c in todo], k, flt, mode, self.fusion)
+            found = {c.hash: hits for c, hits in zip(todo, results)}
             with self._lock:
                 for h, hits in found.items():
                     self._neighbours.put(key_of[h], hits)
