@@ -257,15 +257,15 @@ class VectorIndex:
             self.query_embedding = query_embedding
             self._embedder = None
 
-    def keep_query_vectors(self, path: Path) -> None:
-        """Keep the vectors of text embedded through this index in `path`, across processes (exact float32).
+    def keep_query_vectors(self, cache_dir: Path) -> None:
+        """Keep the vectors of text embedded through this index in `cache_dir`, across processes (exact float32).
 
         A second `peerlint check` of an unchanged paper then loads no embedding model at all.
         """
-        from .embedding.query_cache import PersistentEmbedder
+        from .embedding.query_cache import FILE_NAME, PersistentEmbedder
 
         if not isinstance(self.embedder, PersistentEmbedder):
-            self._embedder = PersistentEmbedder(self.embedder, path)
+            self._embedder = PersistentEmbedder(self.embedder, cache_dir / FILE_NAME)
 
     def allowed_mask(self, flt: SearchFilter | None) -> np.ndarray | None:
         """Per-paper boolean mask for a filter, or None when nothing is filtered."""

@@ -100,7 +100,7 @@ class Service:
                 try:
                     index = open_index(self.index_path)
                     index.embed_queries(self.settings.query_embedding)
-                    index.keep_query_vectors(self.cache_dir / "query-vectors.sqlite")  # a restart re-embeds nothing
+                    index.keep_query_vectors(self.cache_dir)  # a restart re-embeds nothing
                     self._retriever = Retriever(index, self.settings.search_mode, self.settings.published_before or None)
                     self.engine.retriever = self._retriever
                 except IndexError_ as exc:

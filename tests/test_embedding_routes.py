@@ -56,6 +56,10 @@ def test_onnx_routes_agree_with_torch_and_exact_one_shares_its_id(texts, referen
     assert int8.model_id == "all-MiniLM-L6-v2@onnx-int8"
     assert query_route("all-MiniLM-L6-v2@torch", "int8") == "onnx-int8"  # the queryEmbedding setting
     assert query_route("all-MiniLM-L6-v2@bf16", "int8") == "bf16"  # another index keeps its own route
+    # int8 quantises activations per run: a paragraph's vector must not move with what it is embedded beside
+    alone = np.stack([int8.encode([t])[0] for t in texts[:4]])
+    assert np.array_equal(int8.encode(texts)[:4], alone)
+    assert np.array_equal(int8.encode(texts[:4][::-1])[::-1], alone)
 
 
 def test_the_query_embedding_setting_picks_the_route_and_reopens_the_index(index_path, tmp_path):

@@ -113,30 +113,24 @@ class OnnxEncoder:
         max_length = json.loads((path / "sentence_bert_config.json").read_text()).get("max_seq_length", 256)
         self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length)
-        pad = self.tokenizer.token_to_id("[PAD]")
-        self.tokenizer.enable_padding(pad_id=pad if pad is not None else 0, pad_token="[PAD]")
+        self.tokenizer.no_padding()
         self.inputs = {i.name for i in self.session.get_inputs()}
 
     def encode(self, texts: Sequence[str], batch_size: int = 32, normalize_embeddings: bool = True,
                show_progress_bar: bool = False) -> np.ndarray:
-        # Longest first, as sentence-transformers does: each batch pads only to its own longest text,
-        # not to the longest of a random mix (paragraphs of a paper run from 10 to 256 word pieces).
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        """One text per run, whatever `batch_size`: on this 2-core CPU, 230 paragraphs of a draft took
+        1.5 s one by one against 1.9 s in length-sorted batches of 32 (int8; fp32 3.4 against 3.9 s),
+        with no padding at all. And int8 quantises activations with one scale per run: batched, a
+        paragraph's vector moved with its neighbours in the batch (by up to 0.03); alone it is a
+        function of its own text, and closer to the exact vector (cosine 0.9932 against 0.9925)."""
         out = []
-        for start in range(0, len(texts), batch_size):
-            enc = self.tokenizer.encode_batch([texts[i] for i in order[start : start + batch_size]])
-            mask = np.asarray([e.attention_mask for e in enc], dtype=np.int64)
-            feed = {"input_ids": np.asarray([e.ids for e in enc], dtype=np.int64), "attention_mask": mask,
-                    "token_type_ids": np.asarray([e.type_ids for e in enc], dtype=np.int64)}
-            hidden = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0]
-            weights = mask[..., None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        for enc in self.tokenizer.encode_batch(list(texts)):
+            feed = {"input_ids": np.asarray([enc.ids], dtype=np.int64),
+                    "attention_mask": np.asarray([enc.attention_mask], dtype=np.int64),
+                    "token_type_ids": np.asarray([enc.type_ids], dtype=np.int64)}
+            hidden = self.session.run(None, {k: v for k, v in feed.items() if k in self.inputs})[0][0]
+            pooled = hidden.mean(axis=0)  # no padding: every token counts (sentence-transformers' mean pooling)
             if normalize_embeddings:
-                pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+                pooled /= max(float(np.linalg.norm(pooled)), 1e-12)
             out.append(pooled.astype(np.float32))
-        if not out:
-            return np.zeros((0, 384), np.float32)
-        stacked = np.concatenate(out)
-        vectors = np.empty_like(stacked)
-        vectors[order] = stacked
-        return vectors
+        return np.stack(out) if out else np.zeros((0, 384), np.float32)

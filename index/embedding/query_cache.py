@@ -23,6 +23,9 @@ from ..hashing import text_hash
 log = logging.getLogger(__name__)
 
 MAX_ROWS = 100_000  # ~160 MB of 384-d float32 vectors
+# the file under the cache directory; renamed when a route's vectors change (v2: int8 embeds one text
+# per run, where v1's int8 vectors moved with their batch neighbours)
+FILE_NAME = "query-vectors-v2.sqlite"
 
 
 class PersistentEmbedder:

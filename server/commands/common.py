@@ -68,7 +68,7 @@ def open_index_or_fail(path: Path | None, query_embedding: str = "exact"):
     except IndexError_ as exc:
         raise UserError(str(exc)) from None
     index.embed_queries(query_embedding)
-    index.keep_query_vectors(cache_root() / "query-vectors.sqlite")
+    index.keep_query_vectors(cache_root())
     return index
 
 
