@@ -117,7 +117,9 @@ def parse_before(before: str) -> tuple[int, str]:
 class VectorIndex:
     """Read side of an index: opened once, searched many times, from any thread."""
 
-    def __init__(self, root: Path, embedder=None):
+    def __init__(self, root: Path, embedder=None, read_ahead: bool = True):
+        """`read_ahead`: False for a caller that will not search (`index info`, `doctor`), which then
+        does not read the whole graph and vectors (seconds at 3M papers) for nothing."""
         from usearch.index import Index
 
         self.root = Path(root)
@@ -155,7 +157,8 @@ class VectorIndex:
         self._paper_cache: dict[int, Paper] = {}
         self._embedder = embedder
         self.query_embedding = "exact"  # or "int8": `embed_queries` (the editor's default)
-        self._read_ahead()
+        if read_ahead:
+            self._read_ahead()
 
     def _read_ahead(self) -> None:
         """Read the graph, then the vectors the searches re-rank with, into the page cache while they fit
@@ -419,8 +422,8 @@ class VectorIndex:
         self._rows.close()
 
 
-def open_index(root: Path | str, embedder=None) -> VectorIndex:
-    return VectorIndex(Path(root), embedder)
+def open_index(root: Path | str, embedder=None, read_ahead: bool = True) -> VectorIndex:
+    return VectorIndex(Path(root), embedder, read_ahead)
 
 
 def new_graph(dim: int, vectors: int):

@@ -50,7 +50,7 @@ def components(index_path: Path) -> list[Component]:
     from ..index.store import IndexError_, open_index
 
     try:
-        stats = open_index(index_path).stats()
+        stats = open_index(index_path, read_ahead=False).stats()
         out.append(Component("index", True, stats["model"],
                              f"{stats['path']}: {stats['papers']} papers, {stats['chunks']} chunks, "
                              f"{stats['bytes_on_disk'] / 1e6:.1f} MB, built {stats['built_at']}"))

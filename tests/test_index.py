@@ -137,6 +137,30 @@ def test_own_abstract_comes_first(index, papers):
             assert hit.similarity > 0.95
 
 
+def test_a_batch_of_queries_ranks_as_each_query_alone(index, papers, embedder):
+    """The server searches a draft's paragraphs in one batched graph search: the same papers, chunks and
+    similarities as one search per paragraph, with and without a filter, for one query and for none."""
+    queries = embedder.encode([p.text[: len(p.text) // 2] for p in papers[::3]])
+    flt = SearchFilter(year_max=2016)
+    for f in (None, flt):
+        alone = [index.dense_ranked(q, 7, f) for q in queries]
+        assert index.dense_ranked_many(queries, 7, f) == alone
+        assert all(len(r) == 7 for r in alone)
+    assert index.dense_ranked_many(queries[:1], 7) == [index.dense_ranked(queries[0], 7)]
+    assert index.dense_ranked_many(queries[:0], 7) == []
+
+
+def test_only_a_searching_caller_reads_the_index_ahead(built, monkeypatch):
+    """Reading the graph and vectors into the page cache is for processes that will search; `index
+    info` and `doctor` open the index only for its statistics (at 3M papers the read-ahead is ~10 s)."""
+    read: list[str] = []
+    monkeypatch.setattr(store_module, "prefetch", lambda path, budget: read.append(path.name) or True)
+    open_index(built[0], read_ahead=False).close()
+    assert read == []
+    open_index(built[0]).close()
+    assert read == ["vectors.usearch", "vectors.npy"]
+
+
 def test_hits_are_one_per_paper_and_k_is_respected(index, papers):
     long_paper = max(papers, key=lambda p: len(p.text))
     assert int(np.sum(index.chunk_paper == index.id_to_idx[long_paper.id])) > 1

@@ -57,14 +57,15 @@ def index_path(path: Path | None) -> Path:
     return path or default_index_path()
 
 
-def open_index_or_fail(path: Path | None, query_embedding: str = "exact"):
+def open_index_or_fail(path: Path | None, query_embedding: str = "exact", read_ahead: bool = True):
     """The index at `path` (or the default), ready to search; its queries are embedded exactly unless
-    `query_embedding` says "int8" (`check` follows the editor's setting, `search` stays exact)."""
+    `query_embedding` says "int8" (`check` follows the editor's setting, `search` stays exact).
+    `read_ahead`: False where nothing will be searched (`index info`)."""
     from ...index.embedding.embedder import cache_root
     from ...index.store import IndexError_, open_index
 
     try:
-        index = open_index(index_path(path))
+        index = open_index(index_path(path), read_ahead=read_ahead)
     except IndexError_ as exc:
         raise UserError(str(exc)) from None
     index.embed_queries(query_embedding)

@@ -126,7 +126,7 @@ def _prepare_query_route(args: argparse.Namespace) -> None:
 def run_info(args: argparse.Namespace) -> int:
     from ...index.store import build_command
 
-    stats = open_index_or_fail(args.index).stats()
+    stats = open_index_or_fail(args.index, read_ahead=False).stats()
     if args.json:
         print(json.dumps(stats))
         return 0
