@@ -6,13 +6,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
 
 
-def test_bench_lsp_one_page(index_path, tmp_path):
+def test_bench_lsp_one_page_and_a_one_file_paper(index_path, tmp_path):
     out = tmp_path / "results"
     done = subprocess.run([sys.executable, "-m", "peerlint", "bench", "lsp", "--index", str(index_path), "--pages", "1",
-                           "--typing-seconds", "1.5", "--out", str(out)],
-                          capture_output=True, text=True, timeout=900)
+                           "--typing-seconds", "1.5", "--project", "examples/draft.tex", "--out", str(out)],
+                          capture_output=True, text=True, timeout=900, cwd=REPO)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "with the LLM loaded MB" in done.stdout
 
@@ -30,3 +33,7 @@ def test_bench_lsp_one_page(index_path, tmp_path):
     # *Check novelty* loads the embedded LM: the server's memory after it is at least its memory before
     assert row["novelty_check_ms"] > 0
     assert 0 < row["peak_rss_mb"] <= row["peak_rss_llm_loaded_mb"]
+    # a one-file paper opened as its own root: the whole is its last publication (this once waited forever)
+    [project] = result["projects"]
+    assert project["opened"] == "draft.tex"
+    assert 0 < project["opened_file_diagnostics_ms"] <= project["whole_project_diagnostics_ms"]

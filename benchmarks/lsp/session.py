@@ -119,7 +119,10 @@ async def measure_project(index: Path, opened: Path, root_file: Path, workdir: P
     text = opened.read_text(encoding="utf-8", errors="replace")
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(opened.as_uri(), "latex", 1, text)))
     first = await _wait(client, opened.as_uri(), 1) - t0
-    whole = await _wait(client, root_file.as_uri(), None) - t0
+    if root_file == opened:  # a one-file paper: the whole is its last publication (after an early screen)
+        whole = await _settled(client, opened.as_uri(), 1) - t0
+    else:  # the root is not open: published (version None) when the whole project has been judged
+        whole = await _wait(client, root_file.as_uri(), None) - t0
     await _close(client, stop)
     return {"project": str(root_file.parent), "opened": opened.name, "opened_file_diagnostics_ms": first * 1000,
             "whole_project_diagnostics_ms": whole * 1000, "peak_rss_mb": peak[0] / 2**20}
