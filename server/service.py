@@ -269,6 +269,8 @@ class Service:
         try:
             found = diff_project(state.root, judge, rev, parse_options(self.settings), self.workspace, state.root,
                                  self._read)
+            if not found.revisions:  # nothing edited yet (the file just opened): load the LM for the first edit
+                judge.warm()
         except (UserError, LLMError) as exc:  # no git, no revision, no embedded LM: nothing to say
             log.info("no revision judgments for %s: %s", state.root, exc)
             return []

@@ -533,5 +533,17 @@ def test_the_server_flags_weaker_revisions_on_the_background_tier(repo, monkeypa
                                                              "score": broken.score, "evidence": broken.evidence}])
     calls = lm.calls
     assert service.analyze(uri, "llm") and lm.calls == calls  # a second pass asks the LM nothing
+    warmed: list[bool] = []
+    lm.warm = lambda: warmed.append(True)  # as the embedded backend can: load the LM ahead of an edit
     git(repo, "commit", "-q", "-am", "v2")  # HEAD now holds the edits: nothing reads weaker than it
     assert [j for j in service.analyze(uri, "llm").judgments[uri] if j.code == "revision-weaker"] == []
+    assert warmed == [True]  # nothing edited since HEAD: the LM was loaded for the first edit, once
+
+
+def test_warming_the_embedded_lm_loads_it_and_changes_no_score():
+    from peerlint.analyzers.llm.embedded import EmbeddedLLM
+
+    llm = EmbeddedLLM()
+    before = llm.loglik("A sentence from a scientific paper:\n", "We propose a method.")
+    llm.warm()
+    assert llm.loglik("A sentence from a scientific paper:\n", "We propose a method.") == before

@@ -384,6 +384,12 @@ class EmbeddedLLM:
             raise ValueError("score() needs at least one choice")
         return normalise_logprobs(choices, self.engine.choice_logprobs(self._prompt(prompt, system), choices))
 
+    def warm(self) -> None:
+        """Load the model and run one token through it (its weights are memory-mapped: the first
+        evaluation reads them in), so that a later call pays neither."""
+        engine = self.engine
+        engine.text_loglik([], "warm")
+
     def loglik(self, prompt: str, text: str) -> LogLik:
         """How likely `text` is right after the raw `prompt` (no chat template): a fluency measure."""
         engine = self.engine
