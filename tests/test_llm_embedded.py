@@ -156,6 +156,30 @@ def test_shared_prompt_prefixes_are_reused_and_change_no_answer(embedded):
     assert cold == warm
 
 
+def test_a_repeated_scoring_prompt_is_not_evaluated_again_and_changes_no_score(embedded):
+    """Fluency scores every sentence after one short prompt: the cache keeps it between calls (whatever
+    ran in between: a rating, a generation, another text), and every score is bit-for-bit a cold one's."""
+    engine = embedded.engine
+    prompt = "A sentence from a scientific paper:\n"
+    texts = ["We propose a new method.", "We propose an new method.", "Results are shown in Table 2."]
+    warm, reused = [], []
+    for i, text in enumerate(texts * 2):
+        if i == 3:
+            embedded.score("Rate this from 1 to 10: we propose a method.", ["1", "10"])
+        if i == 4:
+            embedded.generate("Say hello.", GenerateParams(max_tokens=3))
+        before = engine.reused_tokens
+        warm.append(embedded.loglik(prompt, text))
+        reused.append(engine.reused_tokens - before)
+    assert reused[1] > 0 and reused[2] == reused[1]  # the prompt itself, not whole blocks only
+    assert reused[3] == reused[4] == 0 and reused[5] == reused[1]  # another prompt came between: evaluated anew
+    cold = []
+    for text in texts * 2:
+        engine.llm.n_tokens = 0  # forget the KV cache
+        cold.append(embedded.loglik(prompt, text))
+    assert cold == warm
+
+
 def test_bench_llm_reports_peerlint_beside_raw_llama_cpp(tmp_path):
     from peerlint.server.cli import main
 
