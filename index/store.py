@@ -324,7 +324,7 @@ class VectorIndex:
         if n_chunks == 0 or k <= 0 or not len(queries):
             return [[] for _ in queries]
         if exact or (mask is not None and mask.mean() < EXACT_FRACTION):
-            return [self._exact(q, k, mask) for q in queries]
+            return self._exact_many(queries, k, mask)
         fetch = min(n_chunks, max(4 * k, 32))
         found = self._hnsw.search(queries, fetch, threads=0)
         keys = [found.keys] if len(queries) == 1 else [found.keys[i][: found.counts[i]] for i in range(len(queries))]
@@ -392,12 +392,21 @@ class VectorIndex:
                    float(similarity if score is None else score))
 
     def _exact(self, query: np.ndarray, k: int, mask: np.ndarray | None) -> list[tuple[int, float, int]]:
+        return self._exact_many(query.reshape(1, -1), k, mask)[0]
+
+    def _exact_many(self, queries: np.ndarray, k: int, mask: np.ndarray | None) -> list[list[tuple[int, float, int]]]:
+        """Exact top-k of each query over the allowed chunks, read and converted once for the batch
+        (a selective filter sends a whole draft's paragraphs here)."""
         keys = np.arange(len(self.chunk_paper)) if mask is None else np.nonzero(mask[self.chunk_paper])[0]
         if len(keys) == 0:
-            return []
-        sims = np.asarray(self.vectors[keys], dtype=np.float32) @ query
-        order = np.argsort(-sims)
-        return self._collect(keys[order], sims[order], k, None)
+            return [[] for _ in queries]
+        vectors = np.asarray(self.vectors[keys], dtype=np.float32)
+        out = []
+        for query in queries:
+            sims = vectors @ query
+            order = np.argsort(-sims)
+            out.append(self._collect(keys[order], sims[order], k, None))
+        return out
 
     def _collect(self, keys, sims, k: int, mask: np.ndarray | None) -> list[tuple[int, float, int]]:
         """The first k distinct allowed papers of chunk keys ranked by similarity: (paper, cosine, key)."""

@@ -148,6 +148,10 @@ def test_a_batch_of_queries_ranks_as_each_query_alone(index, papers, embedder):
         assert all(len(r) == 7 for r in alone)
     assert index.dense_ranked_many(queries[:1], 7) == [index.dense_ranked(queries[0], 7)]
     assert index.dense_ranked_many(queries[:0], 7) == []
+    exact = index.dense_ranked_many(queries, 7, flt, exact=True)  # the vectors read once for the batch
+    assert exact == [index.dense_ranked(q, 7, flt, exact=True) for q in queries]
+    allowed = {p.id for p in papers if 0 <= p.year <= 2016}
+    assert [[index.ids[p] for p, _, _ in r] for r in exact] == [brute_force(index, q, 7, allowed) for q in queries]
 
 
 def test_only_a_searching_caller_reads_the_index_ahead(built, monkeypatch):
