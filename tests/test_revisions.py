@@ -11,6 +11,7 @@ import pytest
 
 from peerlint.analyzers.drafts import previous_version as pv
 from peerlint.analyzers.drafts.alignment import align
+from peerlint.analyzers.drafts.fluency import PROMPT
 from peerlint.analyzers.drafts.revision_features import changed_sentences, edit_window, normalise
 from peerlint.analyzers.latex.parse import ParseOptions, parse_document
 
@@ -534,16 +535,34 @@ def test_the_server_flags_weaker_revisions_on_the_background_tier(repo, monkeypa
     calls = lm.calls
     assert service.analyze(uri, "llm") and lm.calls == calls  # a second pass asks the LM nothing
     warmed: list[bool] = []
-    lm.warm = lambda: warmed.append(True)  # as the embedded backend can: load the LM ahead of an edit
+    lm.warm = lambda prompt="": warmed.append(prompt)  # as the embedded backend can: load the LM ahead of an edit
     git(repo, "commit", "-q", "-am", "v2")  # HEAD now holds the edits: nothing reads weaker than it
     assert [j for j in service.analyze(uri, "llm").judgments[uri] if j.code == "revision-weaker"] == []
-    assert warmed == [True]  # nothing edited since HEAD: the LM was loaded for the first edit, once
+    assert warmed == [PROMPT]  # nothing edited since HEAD: the LM was loaded for the first edit, once, with the
+    # prompt every fluency score follows
 
 
 def test_warming_the_embedded_lm_loads_it_and_changes_no_score():
     from peerlint.analyzers.llm.embedded import EmbeddedLLM
 
     llm = EmbeddedLLM()
-    before = llm.loglik("A sentence from a scientific paper:\n", "We propose a method.")
+    before = llm.loglik(PROMPT, "We propose a method.")
     llm.warm()
-    assert llm.loglik("A sentence from a scientific paper:\n", "We propose a method.") == before
+    assert llm.loglik(PROMPT, "We propose a method.") == before
+    llm.loglik("Another prompt:\n", "We propose a method.")  # the KV cache holds another prompt now
+    llm.warm(PROMPT)  # and now the fluency prompt: the next score evaluates none of it again
+    engine = llm.engine
+    reused = engine.reused_tokens
+    assert llm.loglik(PROMPT, "We propose a method.") == before
+    assert engine.reused_tokens - reused == len(engine.tokenize_prompt(PROMPT))
+
+
+@needs_model
+def test_the_editor_latency_bench_scores_only_the_edited_sentences():
+    """`bench drafts --suite latency`'s revision rows: a save with five edited paragraphs scores their
+    five old and five new sentences, the same save nothing, a further edit only its new sentence."""
+    from peerlint.benchmarks.drafts.revisions import editor_latency
+
+    rows, seconds = editor_latency(4)
+    assert [r[2] for r in rows] == [0, 10, 0, 1]
+    assert "save, 5 paragraphs edited (one sentence each)" in seconds and all(s > 0 for s in seconds.values())

@@ -209,12 +209,13 @@ class RevisionJudge:
         return result
 
     def warm(self) -> None:
-        """Load the language model now, if its backend can be warmed: the first verdict after an edit then
-        does not pay for loading it (0.65 s of the 3.9 s five edited paragraphs took cold)."""
+        """Load the language model now, if its backend can be warmed, with the fluency prompt in its KV
+        cache: the first verdict after an edit then pays for neither (0.65 s and 0.08 s of the 3.9 s
+        five edited paragraphs took cold)."""
         backend = getattr(self.features.llm, "inner", self.features.llm)
         warm = getattr(backend, "warm", None)
         if warm is not None:
-            warm()
+            warm(PROMPT)
 
     def ratings(self, texts: Sequence[str]) -> list[float | None]:
         """The register head's 1-10 quality rating of each text (None without an embedder)."""

@@ -404,11 +404,12 @@ class EmbeddedLLM:
             raise ValueError("score() needs at least one choice")
         return normalise_logprobs(choices, self.engine.choice_logprobs(self._prompt(prompt, system), choices))
 
-    def warm(self) -> None:
+    def warm(self, prompt: str = "") -> None:
         """Load the model and run one token through it (its weights are memory-mapped: the first
-        evaluation reads them in), so that a later call pays neither."""
+        evaluation reads them in), so that a later call pays neither; after `prompt` (raw, as
+        `loglik` takes it), which then stays in the KV cache for the next `loglik` with it."""
         engine = self.engine
-        engine.text_loglik([], "warm")
+        engine.text_loglik(engine.tokenize_prompt(prompt) if prompt else [], "warm")
 
     def loglik(self, prompt: str, text: str) -> LogLik:
         """How likely `text` is right after the raw `prompt` (no chat template): a fluency measure."""

@@ -187,3 +187,74 @@ def diff_suite(bench: Bench, pairs: list[EditPair], eval_name: str) -> None:
                  [("diff: revised paragraph judged better than the committed original",
                    ["method", "pairs", "judged", "win rate (judged)", "win rate (all)", "unchanged", "seconds"], rows)],
                  {"rows": rows, "alignment": kinds, "win_rate": judged["win_rate"], "win_rate_all": overall})
+
+
+# -- how long the editor takes to judge a save --------------------------------------------------------
+
+EDITED_PARAGRAPHS = 5
+
+
+def edit_paragraphs(text: str, count: int = EDITED_PARAGRAPHS, word: str = "also") -> tuple[str, int]:
+    """`text` with one sentence of `count` prose paragraphs, spread over the draft, edited (`word` put
+    after its first word), and how many were edited: the editor's case of a save after a round of edits."""
+    import re
+
+    lines = text.splitlines()
+    prose = [i for i, line in enumerate(lines) if len(line) > 300 and not line.startswith("\\")]
+    chosen = prose[2::max(len(prose) // count, 1)][:count]
+    for i in chosen:
+        sentences = re.split(r"(?<=[.!?])\s+", lines[i])
+        k = 1 if len(sentences) > 1 else 0
+        first, _, rest = sentences[k].partition(" ")
+        sentences[k] = f"{first} {word} {rest}"
+        lines[i] = " ".join(sentences)
+    return "\n".join(lines) + "\n", len(chosen)
+
+
+def editor_latency(pages: int) -> tuple[list[list], dict]:
+    """The language server's revision judgments (`Service.revision_judgments`, as its background tier
+    runs them) on a `pages`-page draft in a fresh git repository with a fresh cache: rows for opening it
+    unedited (the LM is loaded then), a save with `EDITED_PARAGRAPHS` paragraphs edited, the same save
+    again, and a further edit of one of them; each with the sentences the LM scored."""
+    from ...server.config import Settings
+    from ...server.service import Service
+    from ..lsp.draft import make_draft
+
+    rows, payload = [], {}
+    with tempfile.TemporaryDirectory(prefix="peerlint-revision-latency-") as tmp:
+        repo = Path(tmp) / "paper"
+        repo.mkdir()
+        text = make_draft(pages)
+        (repo / "draft.tex").write_text(text, encoding="utf-8")
+        _git(repo, "init", "-q")
+        _git(repo, "add", "draft.tex")
+        _git(repo, "commit", "-q", "-m", "v1")
+        uri = (repo / "draft.tex").as_uri()
+        buffer = {"text": text}
+        service = Service(Settings(analyzers=("revisions",)), read_buffer=lambda u: buffer["text"] if u == uri else None,
+                          workspace=repo, cache_dir=Path(tmp) / "cache")
+        judge = service.revision_judge()
+        if judge is None:
+            raise BenchError("no revisions model shipped: run `peerlint bench drafts --suite revisions` first")
+        llm = judge.features.llm
+        scored = {"n": 0}
+        loglik = llm.loglik
+
+        def counted(prompt: str, sentence: str):
+            scored["n"] += 1
+            return loglik(prompt, sentence)
+
+        llm.loglik = counted
+        edited, n = edit_paragraphs(text)
+        again, _ = edit_paragraphs(edited, count=1, word="then")
+        for name, version in (("open, nothing edited (loads the LM)", text),
+                              (f"save, {n} paragraphs edited (one sentence each)", edited),
+                              ("the same save again", edited),
+                              ("one of them edited again", again)):
+            buffer["text"] = version
+            before, start = scored["n"], time.perf_counter()
+            found = service.revision_judgments(service.parse(uri))
+            seconds = time.perf_counter() - start
+            rows.append([name, round(seconds, 3), scored["n"] - before, len(found)])
+            payload[name] = seconds
+    return rows, payload
