@@ -344,3 +344,28 @@ def test_service_guesses_the_target_venue_from_the_preamble(index_path, tmp_path
     state = service.analyze(uri, "llm")
     found = [j for js in state.judgments.values() for j in js if j.code == "off-venue-style"]
     assert state.venue_guess == "ICLR" and found and {j.evidence["venue"] for j in found} == {"ICLR"}
+
+
+def test_the_venue_suite_trains_on_the_shipped_corpus_and_tests_a_given_one():
+    """`bench drafts --suite venue --corpus F`: the heads learn from the shipped proceedings only and are
+    tested on F's venues and years; a paper of F that the shipped corpus also holds never trains."""
+    from peerlint.benchmarks.drafts.context import BenchError
+    from peerlint.benchmarks.drafts.suites import given_venue_split, shipped_venue_split
+    from peerlint.index.ingest.load import default_corpus_path, load_papers
+    from peerlint.index.papers import Paper
+
+    shipped = load_papers([default_corpus_path()], warn=lambda m: None)
+    own = shipped_venue_split(shipped)
+    assert own.dataset["year"] == 2017 and len(own.venues) == 6 and len(own.test) == 575
+    assert not {p.id for p in own.test} & {p.id for p in own.train}
+    later = [p for p in shipped if p.venue in ("AISTATS", "COLT") and p.year in (2019, 2020)]
+    renamed = [Paper(f"later-{p.id}", p.title, p.abstract, p.venue, p.year) for p in later]
+    split = given_venue_split(shipped, renamed)
+    assert split.dataset["years"] == [2019, 2020] and split.dataset["test_venues"] == ["AISTATS", "COLT"]
+    assert set(split.venues) == set(own.venues) and {p.venue for p in split.test} == {"AISTATS", "COLT"}
+    assert len(split.test) == 100 + 100 + 100 + 100  # up to 100 per venue and year
+    titles = {p.title.lower() for p in split.test}
+    assert all(p.title.lower() not in titles for p in split.train)  # the same paper under another id
+    assert {p.venue for p in split.train} == set(split.venues)
+    with pytest.raises(BenchError, match="none of the corpus's venues"):
+        given_venue_split(shipped, [Paper("x", "A title", "An abstract.", "Workshop on Nothing", 2030)])

@@ -23,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of `peerlint bench drafts` (called while the CLI parser is built: keep imports light)."""
     parser.add_argument("--suite", choices=SUITES + ("all",),
                         default="all", help="which measurement (default: all)")
-    parser.add_argument("--corpus", nargs="+", type=Path, default=None, help="corpus files (default: the shipped proceedings)")
+    parser.add_argument("--corpus", nargs="+", type=Path, default=None, help="corpus files (default: the shipped proceedings); venue: heads trained on the shipped corpus "
+                             "are tested on these files' venues and years")
     parser.add_argument("--backend", choices=("auto", "embedded", "ollama"), default="auto", help="LLM backend (default: auto)")
     parser.add_argument("--model", help="Ollama model name, or a .gguf file for the embedded backend")
     parser.add_argument("--limit", type=int, help="items rated by the LLM per suite (per class / venue); default per suite")

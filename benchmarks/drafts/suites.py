@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
 
@@ -233,23 +234,97 @@ def _knn_vote(V: np.ndarray, labels: np.ndarray, Q: np.ndarray, k: int = 10) -> 
     return out
 
 
-def venue(bench: Bench) -> None:
-    year, venues = _venue_year(bench.papers)
+@dataclass
+class VenueSplit:
+    """Who the venue heads learn from and who they are tested on (candidates: `venues`)."""
+
+    venues: list[str]
+    train: list[Paper]
+    test: list[Paper]
+    dataset: dict
+
+
+def shipped_venue_split(papers: list[Paper], per_venue: int = 100, indexed: set[str] | None = None) -> VenueSplit:
+    """One year's venues, `per_venue` abstracts each for the test; every other paper of those venues
+    (of those `indexed`, when given) trains."""
+    year, venues = _venue_year(papers)
     rng = random.Random(0)
-    per_venue = 100
     test = []
     for v in venues:
-        pool = [p for p in bench.papers if p.year == year and p.venue == v]
+        pool = [p for p in papers if p.year == year and p.venue == v]
         test.extend(rng.sample(pool, min(per_venue, len(pool))))
     test_ids = {p.id for p in test}
-    pool = [p for p in bench.papers if p.venue in venues and p.id not in test_ids and p.id in bench.index.id_to_idx]
-    V, labels = bench.vector_of(pool), np.array([p.venue for p in pool])
-    Q, truth = bench.vector_of(test), [p.venue for p in test]
+    train = [p for p in papers if p.venue in venues and p.id not in test_ids and (indexed is None or p.id in indexed)]
+    return VenueSplit(venues, train, test, {"year": year, "test_per_venue": per_venue,
+                                            "train": f"{len(train)} papers of these venues, all years, test papers excluded"})
+
+
+def given_venue_split(shipped: list[Paper], given: list[Paper], per_venue_year: int = 100,
+                      min_papers: int = 30) -> VenueSplit:
+    """Train on the shipped corpus, test on another corpus's papers (later years, other venue-years):
+    the candidates are the shipped suite's venues plus every venue of the given corpus the shipped one
+    has `min_papers` papers of; up to `per_venue_year` test abstracts per venue and year."""
+    known = Counter(p.venue for p in shipped if p.venue)
+    given_venues = sorted({p.venue for p in given if p.venue and known[p.venue] >= min_papers})
+    if not given_venues:
+        raise BenchError(f"none of the corpus's venues has {min_papers}+ papers in the shipped corpus, so a head "
+                         "trained on it cannot name them; give a corpus of venues it holds (names as in "
+                         "`peerlint index info`)")
+    _, base = _venue_year(shipped)
+    venues = sorted(set(base) | set(given_venues))
+    rng = random.Random(0)
+    by_venue_year = defaultdict(list)
+    for p in given:
+        if p.venue in given_venues:
+            by_venue_year[(p.venue, p.year)].append(p)
+    test = [p for key in sorted(by_venue_year, key=str)
+            for p in rng.sample(by_venue_year[key], min(per_venue_year, len(by_venue_year[key])))]
+    held = {p.id for p in test} | {_title_key(p.title) for p in test}
+    train = [p for p in shipped if p.venue in venues and p.id not in held and _title_key(p.title) not in held]
+    years = sorted({p.year for p in test if p.year})
+    return VenueSplit(venues, train, test, {"years": years, "test_per_venue_year": per_venue_year,
+                                            "test_venues": given_venues,
+                                            "train": f"{len(train)} shipped papers of these venues, test papers "
+                                                     "(by id or title) excluded"})
+
+
+def _title_key(title: str) -> str:
+    return " ".join(title.lower().split())
+
+
+def _venue_vectors(bench: Bench) -> tuple[VenueSplit, np.ndarray, np.ndarray]:
+    """The split for this run and the train and test vectors: on the shipped corpus, its own index;
+    on another corpus, the shipped corpus's vectors train (its bench index, built once) and the given
+    corpus's test."""
+    from ...index.ingest.load import default_corpus_path, load_papers
+    from ..harness.corpus_index import ensure_index
+
+    shipped_path = default_corpus_path()
+    if [Path(s).resolve() for s in bench.sources] == [shipped_path.resolve()]:
+        split = shipped_venue_split(bench.papers, indexed=set(bench.index.id_to_idx))
+        return split, bench.vector_of(split.train), bench.vector_of(split.test)
+    shipped_papers = load_papers([shipped_path], warn=lambda m: None)
+    split = given_venue_split(shipped_papers, bench.papers)
+    index = ensure_index(shipped_papers, [shipped_path], None, "bench drafts")
+    if index.manifest.model_id != bench.index.manifest.model_id:
+        raise BenchError(f"the shipped corpus's index embeds with {index.manifest.model_id}, this corpus's with "
+                         f"{bench.index.manifest.model_id}: build both with one model")
+    shipped = Bench(bench.args, shipped_papers, index, [str(shipped_path)])
+    return split, shipped.vector_of(split.train), bench.vector_of(split.test)
+
+
+def venue(bench: Bench) -> None:
+    """Section 4.2: which venue does an abstract come from?  On the shipped corpus, one year held out;
+    with `--corpus`, heads trained on the shipped corpus name the given corpus's venues and years."""
+    split, V, Q = _venue_vectors(bench)
+    venues, test = split.venues, split.test
+    labels, truth = np.array([p.venue for p in split.train]), [p.venue for p in test]
     knn = _knn_vote(V, labels, Q)
     lda = VenueHead.train(V, labels, model_id=bench.index.manifest.model_id).predict(Q)
     preds = {"kNN vote (k=10)": knn, "embedding (LDA venue head)": lda}
-    trio = [v for v in ("NeurIPS", "ICLR", "ICML") if v in venues] if len(venues) > 3 else venues
-    trio = trio if len(trio) >= 2 else venues[:3]
+    present = sorted(set(truth))  # the LLM compares three candidates: the tested venues first
+    trio = [v for v in ("NeurIPS", "ICLR", "ICML") if v in present]
+    trio = trio if len(trio) >= 2 else (present + [v for v in venues if v not in present])[:3]
     k = bench.args.limit or 3
     llm_items = [p for v in trio for p in [q for q in test if q.venue == v][:k]]
     llm_scores = {}
@@ -265,21 +340,24 @@ def venue(bench: Bench) -> None:
     for name, pred in preds.items():
         acc = float(np.mean([a == b for a, b in zip(pred, truth)]))
         rows.append([name, f"{len(venues)} venues", len(test), _r(acc)] + [
-            _r(np.mean([a == b for a, b in zip(pred, truth) if b == v])) for v in venues])
+            _r(np.mean([a == b for a, b in zip(pred, truth) if b == v])) if v in truth else None for v in venues])
     sub_truth = [p.venue for p in llm_items]
     sub_rows = [[name, len(pred), _r(np.mean([a == b for a, b in zip(pred, sub_truth)]) if pred else None)]
                 for name, pred in sub.items()]
     matrix = [[v] + [_r(mean(s for s in (llm_scores[p.id][c] for p in llm_items if p.venue == v) if s is not None), 2)
                      if any(p.venue == v for p in llm_items) else None for c in trio] for v in trio]
-    bench.report("venue", {"year": year, "venues": venues, "test_per_venue": per_venue,
-                           "train": f"{len(pool)} papers of these venues, all years, test papers excluded",
-                           "llm_venues": trio, "llm_per_venue": k},
-                 [(f"venue: true venue predicted, {year} abstracts (kNN baseline ~0.53 on the shipped venues)",
+    years = sorted({p.year for p in test if p.year})
+    by_year = [[str(y), sum(p.year == y for p in test)] + [
+        _r(np.mean([a == b for a, b, p in zip(pred, truth, test) if p.year == y])) for pred in preds.values()]
+        for y in years]
+    bench.report("venue", {**split.dataset, "venues": venues, "llm_venues": trio, "llm_per_venue": k},
+                 [(f"venue: true venue predicted, {', '.join(map(str, years))} abstracts",
                    ["method", "candidates", "papers", "accuracy"] + venues, rows),
+                  ("venue: accuracy per year", ["year", "papers"] + list(preds), by_year),
                   (f"venue: on the LLM's {len(llm_items)} papers, candidates {', '.join(trio)}",
                    ["method", "papers", "accuracy"], sub_rows),
                   ("venue: mean LLM style score, true venue (rows) vs reference venue (columns)", ["true venue"] + trio, matrix)],
-                 {"rows": rows, "llm_rows": sub_rows, "llm_matrix": matrix, "llm_scores": llm_scores})
+                 {"rows": rows, "by_year": by_year, "llm_rows": sub_rows, "llm_matrix": matrix, "llm_scores": llm_scores})
 
 
 # -- acceptance -------------------------------------------------------------------------------------
