@@ -57,6 +57,7 @@ class Settings:
     extra_roots: tuple[str, ...] = ()  # folders outside the project that \input, .bib etc. may read (README "The project root is a wall")
     section_summaries: bool = True  # per-section quality / venue-style / reads-like lines (code lens, `check`)
     root_file: str = ""  # the root .tex to use where several roots include the edited file (absolute or workspace-relative)
+    revision_base: str = "HEAD"  # revision-weaker: the git revision a draft is compared with (outside git: the text at open)
 
     def updated(self, raw: Any, warn: Callable[[str], None]) -> "Settings":
         """A copy with every valid key of `raw` applied; problems go to `warn`, old values stay."""
@@ -168,7 +169,17 @@ def _table(actions: tuple[str, ...]) -> Callable[[Any], dict[str, str]]:
     return check
 
 
+def _revision(value: Any) -> str:
+    """A git revision name; one that git would read as an option is refused here, not at its first use."""
+    if not isinstance(value, str) or not value.strip():
+        raise TypeError(f"expected a git revision such as HEAD, HEAD~1, main or a commit id, got {value!r}")
+    if value.strip().startswith("-"):
+        raise ValueError(f"{value!r} reads as a git option, not a revision")
+    return value.strip()
+
+
 _VALIDATORS: dict[str, Callable[[Any], Any]] = {
+    "revision_base": _revision,
     "backend": _choice(BACKENDS),
     "drafts_scorer": _choice(DRAFTS_SCORERS),
     "search_mode": _choice(MODES),

@@ -326,6 +326,7 @@ async def initialized(ls: PeerlintServer, params: lsp.InitializedParams) -> None
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: PeerlintServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    ls.service.opened(params.text_document.uri, params.text_document.text)
     ls.schedule(params.text_document.uri, 0)
 
 

@@ -38,6 +38,7 @@ def uri_to_path(uri: str) -> Path:
 
 SCREEN_CHARS = 5000  # what a 100-column, 50-row window shows of soft-wrapped prose
 LONG_FILE = 60  # chunks: a file this long (~15 pages) gets its first screen judged before the rest
+AT_OPEN = "the text at open"  # what revision-weaker compares with outside git
 
 
 def first_screen(chunks: Sequence[Chunk]) -> list[Chunk]:
@@ -84,6 +85,7 @@ class Service:
         self._novelty: NoveltyChecker | None = None
         self._nova: dict[tuple[str, str], object] = {}
         self._revision_judge = None  # analyzers/drafts/revisions.RevisionJudge, made at the first revisions check
+        self._at_open: dict[Path, str] = {}  # each opened file's text then: the previous version outside git
         self._lock = threading.RLock()
         self.projects: dict[Path, ProjectState] = {}
         self.engine = Engine(self.settings, cache_path=self.cache_dir / "judgments.sqlite")
@@ -256,9 +258,21 @@ class Service:
             state.summaries_key = key
         return [s for s in state.summaries if s.uri == uri]
 
-    def revision_judgments(self, state: ProjectState, rev: str = "HEAD") -> list[Judgment]:
-        """`revision-weaker` findings on the paragraphs that read worse than in git (analyzers/drafts/paper_diff.py)."""
+    def opened(self, uri: str, text: str) -> None:
+        """Keep the text a file had when the editor opened it: outside git, the previous version."""
+        with self._lock:
+            self._at_open[uri_to_path(uri)] = text
+
+    def _text_at_open(self, path: Path) -> str:
+        with self._lock:
+            text = self._at_open.get(Path(path))
+        return text if text is not None else Path(path).read_text(encoding="utf-8", errors="replace")
+
+    def revision_judgments(self, state: ProjectState) -> list[Judgment]:
+        """`revision-weaker` findings on the paragraphs that read worse than their previous version
+        (analyzers/drafts/paper_diff.py): in git at `revisionBase` (HEAD), else as the editor opened them."""
         from ..analyzers.drafts.paper_diff import diff_project, weaker_judgments
+        from ..analyzers.drafts.previous_version import outside_git
         from ..analyzers.llm.base import LLMError
         from ..analyzers.project_check import parse_options
         from ..errors import UserError
@@ -266,12 +280,15 @@ class Service:
         judge = self.revision_judge()
         if judge is None:
             return []
+        rev, previous = self.settings.revision_base, None
         try:
+            if outside_git(state.root):
+                rev, previous = AT_OPEN, self._text_at_open
             found = diff_project(state.root, judge, rev, parse_options(self.settings), self.workspace, state.root,
-                                 self._read)
+                                 self._read, previous)
             if not found.revisions:  # nothing edited yet (the file just opened): load the LM for the first edit
                 judge.warm()
-        except (UserError, LLMError) as exc:  # no git, no revision, no embedded LM: nothing to say
+        except (UserError, LLMError) as exc:  # no such revision, no embedded LM: nothing to say
             log.info("no revision judgments for %s: %s", state.root, exc)
             return []
         except Exception:  # a bug here must not cost the background tier's other findings

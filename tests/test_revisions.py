@@ -566,3 +566,57 @@ def test_the_editor_latency_bench_scores_only_the_edited_sentences():
     rows, seconds = editor_latency(4)
     assert [r[2] for r in rows] == [0, 10, 0, 1]
     assert "save, 5 paragraphs edited (one sentence each)" in seconds and all(s > 0 for s in seconds.values())
+
+
+def test_outside_git_the_server_compares_with_the_text_at_open(tmp_path, monkeypatch):
+    """A draft in no repository: the previous version is what the editor opened; a file the server
+    never saw opened is read from disk; a save does not move the baseline, reopening does."""
+    from peerlint.server.config import Settings
+    from peerlint.server.service import Service
+
+    folder = tmp_path / "paper"
+    folder.mkdir()
+    (folder / "draft.tex").write_text(DRAFT.read_text())
+    uri = (folder / "draft.tex").as_uri()
+    buffers: dict[str, str] = {}
+    judge, _, _ = counting_judge()
+    service = Service(Settings(analyzers=("revisions",)), read_buffer=buffers.get, workspace=folder,
+                      cache_dir=tmp_path / "cache")
+    monkeypatch.setattr(service, "revision_judge", lambda: judge)
+    monkeypatch.setattr("peerlint.analyzers.drafts.paper_diff.WEAKER_MIN_PROBABILITY", 0.5)
+
+    def weaker() -> list:  # as the server runs them: the fast tier parses, the background tier judges
+        service.analyze(uri, "fast")
+        return [j for j in service.analyze(uri, "llm").judgments[uri] if j.code == "revision-weaker"]
+
+    assert weaker() == []  # never opened: the disk text is both versions
+    service.opened(uri, DRAFT.read_text())
+    buffers[uri] = edited(DRAFT.read_text())
+    found = weaker()
+    assert len(found) == 2 and all(j.message.startswith("revision reads weaker than the text at open (p = ")
+                                   for j in found)
+    assert "Previous version (the text at open): We argue that retrieval is the natural basis" in \
+        next(j for j in found if j.chunk.text.startswith("We argue that retrieval")).evidence["explanation"]
+    (folder / "draft.tex").write_text(buffers[uri])  # saved: still compared with the text at open
+    assert len(weaker()) == 2
+    service.opened(uri, buffers[uri])  # reopened: the saved text is the previous version now
+    assert weaker() == []
+
+
+def test_revision_base_picks_the_git_revision_and_refuses_an_option(repo, monkeypatch):
+    from peerlint.server.config import Settings
+    from peerlint.server.service import Service
+
+    git(repo, "commit", "-q", "-am", "v2")  # the edits are HEAD now; HEAD~1 holds the original draft
+    warnings: list[str] = []
+    settings = Settings(analyzers=("revisions",)).updated({"revisionBase": "--output=/tmp/x"}, warnings.append)
+    assert settings.revision_base == "HEAD" and "reads as a git option" in warnings[0]
+    judge, _, _ = counting_judge()
+    monkeypatch.setattr("peerlint.analyzers.drafts.paper_diff.WEAKER_MIN_PROBABILITY", 0.5)
+    uri = (repo / "draft.tex").as_uri()
+    for base, expected in (("HEAD", 0), ("HEAD~1", 2), ("no-such-revision", 0)):
+        service = Service(settings.updated({"revisionBase": base}, warnings.append), workspace=repo,
+                          cache_dir=repo / ".cache")
+        monkeypatch.setattr(service, "revision_judge", lambda: judge)
+        found = [j for j in service.analyze(uri, "llm").judgments[uri] if j.code == "revision-weaker"]
+        assert len(found) == expected and all(f"weaker than {base} " in j.message for j in found)

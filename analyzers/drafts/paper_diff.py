@@ -165,16 +165,25 @@ def _summary(section: str, before: list, after: list, counts: dict[str, int]) ->
 
 
 def diff_project(path: Path, judge: Judge, rev: str = "HEAD", options: ParseOptions | None = None,
-                 workspace: Path | None = None, root: Path | None = None, read: Reader | None = None) -> PaperDiff:
+                 workspace: Path | None = None, root: Path | None = None, read: Reader | None = None,
+                 previous: Reader | None = None) -> PaperDiff:
     """The project `path` belongs to, now against `rev`; UserError when there is nothing to compare with.
-    `read` gives the current text of a file (an editor's unsaved buffers); the disk by default."""
+    `read` gives the current text of a file (an editor's unsaved buffers); the disk by default.
+    `previous`, given, gives each file's previous text in place of git (the editor's text at open,
+    outside git), and `rev` only names it."""
     choice = pick_root(Path(path), workspace, read, override=root)
     options = paragraphs_options(options)
     current = parse_project(choice.root, options, read)
-    old, found, old_warnings = previous_chunks(choice.root, rev, options)
+    if previous is None:
+        old, found, old_warnings = previous_chunks(choice.root, rev, options)
+        commit, message = found.commit, found.message
+    else:
+        then = parse_project(choice.root, options, previous)
+        old, commit, message = prose(then.chunks), "", f"compared with {rev}"
+        old_warnings = [f"in {rev}: {w}" for w in then.warnings]
     notes = [choice.note] if choice.note else []
     return PaperDiff(**vars(diff_chunks(old, prose(current.chunks), judge)), root=choice.root, rev=rev,
-                     commit=found.commit, message=found.message, warnings=notes + current.warnings + old_warnings)
+                     commit=commit, message=message, warnings=notes + current.warnings + old_warnings)
 
 
 WEAKER_CODE = "revision-weaker"

@@ -194,6 +194,16 @@ def _no_commit(repo: Path, path: Path, rev: str) -> PreviousText:
     return PreviousText(path, rev, "bad-revision", message=f"no revision {rev!r} in {repo}{hint}")
 
 
+OUTSIDE_GIT = ("not-in-repo", "no-git")
+
+
+def outside_git(path: Path) -> bool:
+    """True when `path` is in no git repository (or git is not installed): the editor then compares
+    with the text at open; a repository with a bad revision is not outside git (that is an error)."""
+    found = open_history(path)
+    return isinstance(found, PreviousText) and found.status in OUTSIDE_GIT
+
+
 def previous_text(path: Path, rev: str = "HEAD") -> PreviousText:
     """The text of `path` at `rev` (default HEAD), or a PreviousText saying why there is none."""
     found = open_history(path, rev)
