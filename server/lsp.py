@@ -177,12 +177,23 @@ class PeerlintServer(LanguageServer):
             state = await loop.run_in_executor(self.llm_worker, lambda: self.service.analyze(uri, "llm", cancelled))
             if not cancelled():
                 self.publish(state)
+                if "revisions" in self.service.settings.analyzers:
+                    self.refresh_code_lenses()
         except Exception as exc:
             log.exception("LLM analysis of %s failed", uri)
             self.warn_once("llm-fail", f"LLM checks failed ({exc}); the embedding checks keep working")
         finally:
             if progress:
                 self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
+
+    def refresh_code_lenses(self) -> None:
+        """Ask the client to fetch code lenses again (new revision verdicts), where it supports that."""
+        caps = self.client_capabilities.workspace
+        if caps and caps.code_lens and caps.code_lens.refresh_support:
+            try:
+                self.workspace_code_lens_refresh(None)
+            except Exception:  # a client that refuses is not worth a failed analysis
+                log.debug("codeLens/refresh failed", exc_info=True)
 
     async def begin_progress(self, token: str, title: str, stop: threading.Event | None = None) -> bool:
         """Begin a work-done progress; with `stop`, the progress is cancellable and its Cancel sets `stop`."""
@@ -371,15 +382,19 @@ def hover(ls: PeerlintServer, params: lsp.HoverParams) -> lsp.Hover | None:
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
 async def code_lens(ls: PeerlintServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
-    """One lens a section: quality, venue style and the venue it reads like (no command: a label)."""
+    """One lens a section (quality, venue style, the venue it reads like) and, with `revisions`, one
+    per edited paragraph (its verdict against the previous version); labels, no commands."""
     uri = params.text_document.uri
     if ls.version_of(uri) is None:
         return []
     loop = asyncio.get_running_loop()
     summaries = await loop.run_in_executor(ls.fast_worker, ls.service.summaries, uri)
-    return [lsp.CodeLens(range=lsp.Range(lsp.Position(s.range.start.line, 0), lsp.Position(s.range.start.line, 0)),
-                         command=lsp.Command(title=f"peerlint: {s.line()}", command=""), data=s.to_json())
-            for s in summaries]
+    lenses = [(s.range.start.line, s.line(), s.to_json()) for s in summaries]
+    lenses += [(r.range.start.line, r.title, {"kind": "revision", "verdict": r.verdict, "probability": r.probability})
+               for r in ls.service.revision_lenses(uri)]
+    return [lsp.CodeLens(range=lsp.Range(lsp.Position(line, 0), lsp.Position(line, 0)),
+                         command=lsp.Command(title=f"peerlint: {title}", command=""), data=data)
+            for line, title, data in lenses]
 
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,

@@ -69,6 +69,7 @@ class ProjectState:
     summaries: list[SectionSummary] = field(default_factory=list)
     summaries_key: tuple = ()  # the chunks and venue the summaries were made from
     wall: ProjectWall | None = None  # where the project's files may be read and written (None: nowhere)
+    revisions: list = field(default_factory=list)  # paper_diff.RevisionLens: every edited paragraph's verdict
 
 
 class Service:
@@ -271,13 +272,14 @@ class Service:
     def revision_judgments(self, state: ProjectState) -> list[Judgment]:
         """`revision-weaker` findings on the paragraphs that read worse than their previous version
         (analyzers/drafts/paper_diff.py): in git at `revisionBase` (HEAD), else as the editor opened them."""
-        from ..analyzers.drafts.paper_diff import diff_project, weaker_judgments
+        from ..analyzers.drafts.paper_diff import diff_project, revision_lenses, weaker_judgments
         from ..analyzers.drafts.previous_version import outside_git
         from ..analyzers.llm.base import LLMError
         from ..analyzers.project_check import parse_options
         from ..errors import UserError
 
         judge = self.revision_judge()
+        state.revisions = []
         if judge is None:
             return []
         rev, previous = self.settings.revision_base, None
@@ -294,7 +296,15 @@ class Service:
         except Exception:  # a bug here must not cost the background tier's other findings
             log.exception("revision judgments for %s failed", state.root)
             return []
+        state.revisions = revision_lenses(found, rev)
         return weaker_judgments(found, rev, judge=judge, chunks=state.chunks)
+
+    def revision_lenses(self, uri: str) -> list:
+        """The last verdicts on `uri`'s edited paragraphs (`paper_diff.RevisionLens`), for code lenses."""
+        state = self.project_of(uri)
+        if state is None or "revisions" not in self.settings.analyzers:
+            return []
+        return [lens for lens in state.revisions if lens.uri == uri]
 
     def revision_judge(self):
         """The shipped revisions model over the embedded LM, made once (None when no model is shipped)."""

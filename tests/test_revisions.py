@@ -532,12 +532,18 @@ def test_the_server_flags_weaker_revisions_on_the_background_tier(repo, monkeypa
     assert diagnostic.code == "revision-weaker" and diagnostic.data["evidence"]["p_better"] < 0.5
     assert "Previous version (HEAD)" in hover_markdown([], [{"code": broken.code, "message": broken.message,
                                                              "score": broken.score, "evidence": broken.evidence}])
+    lenses = service.revision_lenses(uri)  # every edited paragraph's verdict, better or worse, as a code lens
+    assert sorted(lens.verdict for lens in lenses) == ["better", "better", "better", "worse", "worse"]
+    assert all(lens.title.startswith(f"revision reads {'weaker' if lens.verdict == 'worse' else 'better'} than HEAD "
+                                     "(p = ") for lens in lenses)
+    assert broken.range.start.line in {lens.range.start.line for lens in lenses}
     calls = lm.calls
     assert service.analyze(uri, "llm") and lm.calls == calls  # a second pass asks the LM nothing
     warmed: list[bool] = []
     lm.warm = lambda prompt="": warmed.append(prompt)  # as the embedded backend can: load the LM ahead of an edit
     git(repo, "commit", "-q", "-am", "v2")  # HEAD now holds the edits: nothing reads weaker than it
     assert [j for j in service.analyze(uri, "llm").judgments[uri] if j.code == "revision-weaker"] == []
+    assert service.revision_lenses(uri) == []
     assert warmed == [PROMPT]  # nothing edited since HEAD: the LM was loaded for the first edit, once, with the
     # prompt every fluency score follows
 

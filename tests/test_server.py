@@ -303,3 +303,37 @@ async def test_missing_index_gives_one_message_and_keeps_running(client_without_
     assert len(about_index) == 1
     st = await client.workspace_execute_command_async(lsp.ExecuteCommandParams("peerlint.status", []))
     assert st["index"]["ok"] is False and "peerlint index build" in st["index"]["error"]
+
+
+async def test_every_edited_paragraph_gets_its_revision_verdict_as_a_code_lens(client: LanguageClient):
+    """With `revisions` on, outside git: the text at open is the previous version, and an edited
+    paragraph gets a lens with the revisions model's verdict (the real embedded LM), refreshed by the
+    server once the background tier has judged it."""
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
+        settings={"analyzers": ["prior-work", "revisions"]}))
+    await status(client)  # the configuration is applied before the file opens
+    draft = client.project / "draft.tex"
+    text = draft.read_text()
+    uri = open_file(client, draft)
+    await diagnostics_for(client, uri, version=1)
+    new = text.replace("We argue that retrieval is the natural basis for such a tool.",
+                       "We argue that retrieval is a natural basis for such a tool, because reviewers compare too.")
+    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+        lsp.VersionedTextDocumentIdentifier(uri=uri, version=2), [lsp.TextDocumentContentChangeWholeDocument(text=new)]))
+    lenses: list = []
+    for _ in range(240):
+        found = await client.text_document_code_lens_async(lsp.CodeLensParams(lsp.TextDocumentIdentifier(uri)))
+        lenses = [lens for lens in found if lens.data["kind"] == "revision"]
+        if lenses:
+            break
+        await asyncio.sleep(0.5)
+    assert len(lenses) == 1, "no revision lens within 120 s"
+    lens = lenses[0]
+    assert lens.command.title.startswith("peerlint: revision reads ") and "than the text at open (p = " in lens.command.title
+    assert lens.data["verdict"] in ("better", "worse") and 0.5 <= lens.data["probability"] <= 1
+    assert lens.range.start.line <= line_of(new, "We argue that retrieval is a natural basis")
+    for _ in range(100):  # the client is told to fetch the new verdicts once they are published
+        if client.lens_refreshes:
+            break
+        await asyncio.sleep(0.1)
+    assert client.lens_refreshes >= 1

@@ -21,7 +21,7 @@ from typing import Protocol, Sequence
 from ...errors import UserError
 from ..latex.parse import ParseOptions
 from ..latex.project import Reader, parse_project, pick_root
-from ..types import Chunk, Judgment
+from ..types import Chunk, Judgment, Range
 from .alignment import Aligned, align
 from .previous_version import NEW, PreviousText, open_history
 
@@ -192,6 +192,30 @@ WEAKER_CODE = "revision-weaker"
 WEAKER_MIN_PROBABILITY = 0.6
 
 
+def verdict_message(verdict: str, probability: float, against: str, reason: str) -> str:
+    """One wording for a verdict, in the diagnostic and the code lens alike."""
+    reads = "weaker" if verdict == "worse" else verdict
+    return f"revision reads {reads} than {against} (p = {probability:.2f}){': ' + reason if reason else ''}"
+
+
+@dataclass(frozen=True)
+class RevisionLens:
+    """An edited paragraph's verdict, better or worse, as the editor's code lens shows it."""
+
+    uri: str
+    range: Range
+    verdict: str
+    probability: float
+    title: str
+
+
+def revision_lenses(found: ChunkDiff, against: str) -> list[RevisionLens]:
+    """One lens per edited paragraph of the current version (new and removed ones have no verdict)."""
+    return [RevisionLens(r.chunk.uri, r.chunk.range, r.verdict, r.probability,
+                         verdict_message(r.verdict, r.probability, against, r.judgment.reason()))
+            for r in found.revisions if r.judgment is not None and r.version == "current"]
+
+
 def weaker_judgments(found: ChunkDiff, against: str, min_probability: float | None = None,
                      judge: Judge | None = None, chunks: Sequence[Chunk] = ()) -> list[Judgment]:
     """`revision-weaker` findings for the editor: edited paragraphs that read worse than `against`
@@ -211,8 +235,8 @@ def weaker_judgments(found: ChunkDiff, against: str, min_probability: float | No
                        f"Previous version ({against}): {old[:300]}{'…' if len(old) > 300 else ''}")
         piece = next((c for c in chunks if c.uri == r.chunk.uri and c.offsets[0] >= r.chunk.offsets[0]
                       and c.offsets[0] < r.chunk.offsets[-1]), r.chunk)
-        out.append(Judgment(piece, WEAKER_CODE, f"revision reads weaker than {against} (p = {j.probability:.2f}): "
-                                                f"{j.reason()}", score=j.probability, severity="information",
+        out.append(Judgment(piece, WEAKER_CODE, verdict_message(r.verdict, j.probability, against, j.reason()),
+                            score=j.probability, severity="information",
                             evidence={"against": against, "p_better": j.p_better, "sentences": j.sentences,
                                       "before": before, "after": after, "explanation": explanation,
                                       "drivers": [{"feature": d.name, "change": d.change, "share": d.share}
