@@ -369,3 +369,21 @@ def test_the_venue_suite_trains_on_the_shipped_corpus_and_tests_a_given_one():
     assert {p.venue for p in split.train} == set(split.venues)
     with pytest.raises(BenchError, match="none of the corpus's venues"):
         given_venue_split(shipped, [Paper("x", "A title", "An abstract.", "Workshop on Nothing", 2030)])
+
+
+def test_operating_points_use_the_editors_own_flag_rule():
+    """The bench states the precision of weak-chunk and off-venue-style at the settings the editor ships:
+    the analyzers' own `flag` decides, on embedding ratings (1 + 9 x percentile)."""
+    from peerlint.analyzers.drafts.quality import QualityAnalyzer
+    from peerlint.analyzers.drafts.venue_style import VenueStyleAnalyzer
+    from peerlint.benchmarks.drafts.metrics import flag_rates
+    from peerlint.benchmarks.drafts.suites import _operating_point
+
+    rates = flag_rates([True, True, False, False], [True, False, False, False])
+    assert rates["recall"] == 0.5 and rates["false_flag_rate"] == 0.25
+    assert rates["precision@0.5"] == pytest.approx(0.25 / 0.375) and rates["precision@0.1"] == pytest.approx(0.05 / 0.275)
+    assert flag_rates([], [False])["precision@0.5"] is None
+    below, above = 1 + 9 * 0.05, 1 + 9 * 0.2  # the 5th and 20th percentiles; both analyzers flag below the 10th
+    for analyzer in (QualityAnalyzer(), VenueStyleAnalyzer()):
+        point = _operating_point(analyzer, np.array([below, below, above]), np.array([above, below]))
+        assert point["recall"] == pytest.approx(2 / 3) and point["false_flag_rate"] == 0.5

@@ -54,3 +54,19 @@ def kfold(n: int, k: int, seed: int = 0) -> list[np.ndarray]:
     """k disjoint test-index arrays covering range(n), shuffled with `seed`."""
     order = np.random.default_rng(seed).permutation(n)
     return [order[i::k] for i in range(k)]
+
+
+PREVALENCES = (0.5, 0.1)  # shares of truly flag-worthy paragraphs the precision is stated at
+
+
+def flag_rates(flagged_positive: Sequence[bool], flagged_negative: Sequence[bool]) -> dict:
+    """A flag rule on texts that should be flagged (positive) and texts that should not: recall, the false
+    flag rate, and the precision a draft would see were `p` of its paragraphs flag-worthy, for each `p`
+    in PREVALENCES (a random rule at the same rate has precision `p`: the trivial baseline)."""
+    tpr = float(np.mean(flagged_positive)) if len(flagged_positive) else None
+    fpr = float(np.mean(flagged_negative)) if len(flagged_negative) else None
+    out = {"positives": len(flagged_positive), "negatives": len(flagged_negative), "recall": tpr, "false_flag_rate": fpr}
+    for p in PREVALENCES:
+        hit = None if tpr is None or fpr is None else p * tpr + (1 - p) * fpr
+        out[f"precision@{p:g}"] = None if not hit else p * tpr / hit
+    return out

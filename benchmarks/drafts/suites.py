@@ -22,14 +22,18 @@ from statistics import mean
 
 import numpy as np
 
+from ...analyzers.drafts.analyzer import Rated
 from ...analyzers.drafts.heads import LinearHead, VenueHead, load_register_head, save_register_head
+from ...analyzers.drafts.quality import QualityAnalyzer
+from ...analyzers.drafts.venue_style import VenueStyleAnalyzer
 from ...analyzers.drafts.text import prepare
 from ...analyzers.drafts.fluency import POWERS, logliks
 from ...analyzers.llm.base import LLMUnavailable
 from ...analyzers.novelty.model import fit_pairwise_logistic
 from ...index.papers import Paper
+from ...server.config import Settings
 from .context import ARXIVEDITS, Bench, BenchError, load_fortunes, log, stable_split
-from .metrics import auroc, kfold, spearman, win_rate
+from .metrics import PREVALENCES, auroc, flag_rates, kfold, spearman, win_rate
 from .revisions import EDITED_PARAGRAPHS, EditPair, diff_suite, editor_latency, fit_and_measure, load_pairs
 
 
@@ -109,14 +113,47 @@ def informal(bench: Bench) -> None:
                        ("ensemble (LLM's items)", lambda s, e: (s + e) / 2)):
         a, b = [pick(*x) for x in s_ok], [pick(*x) for x in i_ok]
         rows.append([name, len(a), len(b), _r(auroc(a, b)), _r(np.mean(a) if a else None), _r(np.mean(b) if b else None)])
+    weak = _operating_point(QualityAnalyzer(), emb_inf, emb_sci)
     hist = {"scientific": Counter(round(r.score) for r in sci_llm if r.score is not None),
             "informal": Counter(round(r.score) for r in inf_llm if r.score is not None)}
     bench.report("informal", {"scientific": "first 200-token chunks of held-out corpus abstracts",
                               "informal": source + f"; the {len(fortunes)} of 8+ words (shorter ones cannot be rated)"},
                  [("informal: scientific vs informal English, AUROC (target >= 0.99)",
-                   ["scorer", "scientific", "informal", "AUROC", "mean sci", "mean informal"], rows)],
-                 {"rows": rows, "llm_histogram": {k2: dict(sorted(v.items())) for k2, v in hist.items()},
+                   ["scorer", "scientific", "informal", "AUROC", "mean sci", "mean informal"], rows),
+                  (f"informal: weak-chunk at the shipped operating point (below the {_nth(Settings().weak_chunk_percentile)} "
+                   "percentile of published prose, embedding scorer): informal texts should be flagged, held-out "
+                   "abstracts not", OPERATING_HEADERS, [_operating_row("weak-chunk", weak)])],
+                 {"rows": rows, "weak_chunk": weak, "llm_histogram": {k2: dict(sorted(v.items())) for k2, v in hist.items()},
                   "llm_skipped": dict(skipped), "head": head.info})
+
+
+# -- the editor's flags at their shipped operating points --------------------------------------------
+
+OPERATING_HEADERS = ["flag", "should flag", "should not", "recall", "false flags"] + [f"precision @ {p:.0%} flag-worthy"
+                                                                                    for p in PREVALENCES]
+
+
+def _operating_point(analyzer, should: np.ndarray, should_not: np.ndarray) -> dict:
+    """`analyzer.flag` (the editor's own rule, default settings) on embedding ratings 1-10 of texts that
+    should and should not be flagged; the draft-median rule is left out (it needs a draft)."""
+    from types import SimpleNamespace
+
+    ctx = SimpleNamespace(settings=Settings())
+
+    def flags(ratings: np.ndarray) -> list[bool]:
+        return [bool(analyzer.flag(Rated(float(r), float((r - 1.0) / 9.0), "embedding"), None, ctx)) for r in ratings]
+
+    return flag_rates(flags(should), flags(should_not))
+
+
+def _nth(share: float) -> str:
+    n = round(100 * share)
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def _operating_row(name: str, r: dict) -> list:
+    return [name, r["positives"], r["negatives"], _r(r["recall"]), _r(r["false_flag_rate"])] + [
+        _r(r[f"precision@{p:g}"]) for p in PREVALENCES]
 
 
 # -- revisions (Section 4.1) -----------------------------------------------------------------------
@@ -346,6 +383,10 @@ def venue(bench: Bench) -> None:
                 for name, pred in sub.items()]
     matrix = [[v] + [_r(mean(s for s in (llm_scores[p.id][c] for p in llm_items if p.venue == v) if s is not None), 2)
                      if any(p.venue == v for p in llm_items) else None for c in trio] for v in trio]
+    head = VenueHead.train(V, labels, model_id=bench.index.manifest.model_id)
+    style = {t: _operating_point(VenueStyleAnalyzer(), head.rating(Q[[v != t for v in truth]], t),
+                                 head.rating(Q[[v == t for v in truth]], t))
+             for t in venues if t in truth and len(set(truth)) > 1}
     years = sorted({p.year for p in test if p.year})
     by_year = [[str(y), sum(p.year == y for p in test)] + [
         _r(np.mean([a == b for a, b, p in zip(pred, truth, test) if p.year == y])) for pred in preds.values()]
@@ -354,10 +395,14 @@ def venue(bench: Bench) -> None:
                  [(f"venue: true venue predicted, {', '.join(map(str, years))} abstracts",
                    ["method", "candidates", "papers", "accuracy"] + venues, rows),
                   ("venue: accuracy per year", ["year", "papers"] + list(preds), by_year),
+                  (f"venue: off-venue-style at the shipped operating point (below the {_nth(Settings().off_venue_percentile)} "
+                   "percentile of the target's own papers, embedding scorer): the test abstracts of other venues should be "
+                   "flagged, the target's own not", ["target"] + OPERATING_HEADERS[1:],
+                   [_operating_row(t, r) for t, r in style.items()]),
                   (f"venue: on the LLM's {len(llm_items)} papers, candidates {', '.join(trio)}",
                    ["method", "papers", "accuracy"], sub_rows),
                   ("venue: mean LLM style score, true venue (rows) vs reference venue (columns)", ["true venue"] + trio, matrix)],
-                 {"rows": rows, "by_year": by_year, "llm_rows": sub_rows, "llm_matrix": matrix, "llm_scores": llm_scores})
+                 {"rows": rows, "by_year": by_year, "off_venue_style": style, "llm_rows": sub_rows, "llm_matrix": matrix, "llm_scores": llm_scores})
 
 
 # -- acceptance -------------------------------------------------------------------------------------
@@ -485,7 +530,6 @@ def latency(bench: Bench) -> None:
     from ...analyzers.engine import Engine
     from ...analyzers.latex.parse import parse_document
     from ...analyzers.retrieval.retriever import Retriever
-    from ...server.config import Settings
     from ..lsp.draft import PARAGRAPHS_PER_PAGE, make_draft
 
     pages = 20  # make_draft writes 3 paragraphs a page; 20 of its pages ~ the 60 paragraphs of a real 10-page paper
