@@ -626,3 +626,34 @@ def test_revision_base_picks_the_git_revision_and_refuses_an_option(repo, monkey
         monkeypatch.setattr(service, "revision_judge", lambda: judge)
         found = [j for j in service.analyze(uri, "llm").judgments[uri] if j.code == "revision-weaker"]
         assert len(found) == expected and all(f"weaker than {base} " in j.message for j in found)
+
+
+@needs_model
+def test_check_prints_a_verdict_for_each_paragraph_edited_since_head(repo, index_path, capsys, monkeypatch):
+    """`peerlint check` (what `make demo` runs) says how each edited paragraph reads against HEAD, with the
+    real embedded LM; `--rev ''` and a project outside git print none, a bad revision is one warning."""
+    import json
+    import re
+
+    from peerlint.server.cli import main
+
+    monkeypatch.chdir(repo)
+
+    def check(*argv: str) -> tuple[list[str], str]:
+        assert main(["check", "draft.tex", "--index", str(index_path), *argv]) == 0
+        out = capsys.readouterr()
+        return [x for x in out.out.splitlines() if " revision reads " in x], out.err
+
+    lines, _ = check()
+    assert len(lines) == 5 and all(re.fullmatch(r"draft\.tex:\d+: revision reads (better|weaker) than HEAD "
+                                                r"\(p = (0\.[5-9]\d|1\.00)\)(: .+)?", x) for x in lines)
+    assert main(["check", "draft.tex", "--index", str(index_path), "--json"]) == 0
+    objects = [o for o in json.loads(capsys.readouterr().out) if o["kind"] == "revision"]
+    assert sorted(o["line"] for o in objects) == sorted(int(x.split(":")[1]) for x in lines)
+    assert {o["verdict"] for o in objects} <= {"better", "worse"} and all(o["against"] == "HEAD" for o in objects)
+    assert check("--rev", "")[0] == []
+    lines, err = check("--rev", "no-such-revision")
+    assert lines == [] and "no revision verdicts: no revision 'no-such-revision'" in err
+    (repo / ".git").rename(repo / "not-git")  # outside git: nothing to compare with, nothing said
+    lines, err = check()
+    assert lines == [] and "revision" not in err

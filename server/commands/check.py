@@ -16,8 +16,36 @@ def register(sub) -> None:
     p.add_argument("--root", type=Path, help="the project's root .tex (default: found from FILE, said when ambiguous)")
     index_arg(p)
     p.add_argument("--settings", type=Path, help="JSON file of settings, as the editor would send them")
+    p.add_argument("--rev", default="HEAD",
+                   help="also judge each paragraph changed since this git revision, as `peerlint diff` does (default: "
+                        "HEAD; nothing when the project is not in git or nothing changed); --rev '' skips it")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=run)
+
+
+def revision_verdicts(file: Path, root: Path | None, settings, rev: str) -> list[tuple[object, str]]:
+    """(paragraph revision, message) for each edited paragraph since `rev`; none outside git.  The LM
+    is loaded only when a paragraph changed; a bad revision or a missing LM is a warning, not a failure."""
+    from ...analyzers.drafts.paper_diff import diff_project, verdict_message
+    from ...analyzers.drafts.previous_version import outside_git
+    from ...analyzers.drafts.revisions import make_judge
+    from ...analyzers.llm.base import LLMError
+    from ...analyzers.llm.select import make_llm
+    from ...analyzers.project_check import parse_options
+    from ...errors import UserError
+
+    if not rev or outside_git(root or file):
+        return []
+    judge = make_judge(make_llm("embedded"))  # no embedder: verdicts only, no per-section ratings
+    if judge is None:
+        return []
+    try:
+        found = diff_project(file, judge, rev, parse_options(settings), root=root)
+    except (UserError, LLMError) as exc:
+        warn(f"no revision verdicts: {exc}")
+        return []
+    return [(r, verdict_message(r.verdict, r.probability, rev, r.judgment.reason()))
+            for r in found.revisions if r.judgment is not None]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,18 +62,24 @@ def run(args: argparse.Namespace) -> int:
     for w in result.warnings:
         warn(w)
     rows = sorted(result.judgments, key=lambda j: (j.chunk.uri, j.chunk.range.start.line, j.chunk.range.start.character))
+    revisions = revision_verdicts(file, root, settings, args.rev)
     if args.json:
         print(json.dumps([{"kind": "finding", "file": display_path(j.chunk.uri), "line": j.chunk.range.start.line + 1,
                            "col": j.chunk.range.start.character + 1, "severity": j.severity, "code": j.code,
                            "message": j.message, "score": j.score, "evidence": j.evidence} for j in rows]
                          + [{**s.to_json(), "file": display_path(s.uri), "line": s.range.start.line + 1}
-                            for s in result.summaries]))
+                            for s in result.summaries]
+                         + [{"kind": "revision", "file": display_path(r.chunk.uri), "line": r.chunk.range.start.line + 1,
+                             "verdict": r.verdict, "probability": r.probability, "against": args.rev, "message": message}
+                            for r, message in revisions]))
     else:
         for j in rows:
             print(f"{display_path(j.chunk.uri)}:{j.chunk.range.start.line + 1}:{j.chunk.range.start.character + 1}: "
                   f"{j.severity} {j.code}: {j.message}")
         for s in result.summaries:
             print(f"{display_path(s.uri)}:{s.range.start.line + 1}: summary {s.line()}")
+        for r, message in revisions:
+            print(f"{display_path(r.chunk.uri)}:{r.chunk.range.start.line + 1}: {message}")
         print(f"{len(rows)} finding(s) in {len({j.chunk.uri for j in rows})} file(s); "
               f"{len(result.chunks)} chunks checked against {len(index)} papers", file=sys.stderr)
     return 0
