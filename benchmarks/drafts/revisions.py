@@ -226,9 +226,12 @@ def editor_latency(pages: int) -> tuple[list[list], dict]:
         repo.mkdir()
         text = make_draft(pages)
         (repo / "draft.tex").write_text(text, encoding="utf-8")
-        _git(repo, "init", "-q")
-        _git(repo, "add", "draft.tex")
-        _git(repo, "commit", "-q", "-m", "v1")
+        try:
+            _git(repo, "init", "-q")
+            _git(repo, "add", "draft.tex")
+            _git(repo, "commit", "-q", "-m", "v1")
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise BenchError(f"the revision rows need git ({exc}): install git") from None
         uri = (repo / "draft.tex").as_uri()
         buffer = {"text": text}
         service = Service(Settings(analyzers=("revisions",)), read_buffer=lambda u: buffer["text"] if u == uri else None,

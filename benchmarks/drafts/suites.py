@@ -558,7 +558,11 @@ def latency(bench: Bench) -> None:
     warm = engine.run(chunks, "llm")
     warm_s = time.perf_counter() - start
     llm.generate = generate
-    revision_rows, revision_seconds = editor_latency(pages)
+    try:
+        revision_rows, revision_seconds = editor_latency(pages)
+    except BenchError as exc:  # the first table stands without them
+        log(f"latency: no revision rows: {exc}")
+        revision_rows, revision_seconds = [[str(exc), None, None, None]], {}
     flagged = Counter(j.code for j in cold.judgments)
     rows = [["cold (nothing cached)", len(chunks), round(cold_s, 2), round(cold_s - timed["generate_s"], 2),
              timed["suggestions"], round(timed["generate_s"], 1), dict(flagged)],
