@@ -26,6 +26,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
+from ..analyzers.latex.positions import LineIndex
 from ..analyzers.novelty.cancel import CheckCancelled
 from .code_actions import cite_action, cite_edit, cite_targets, disable_actions, edit_inside, paper_from_hit
 from .diagnostics import hover_markdown, to_diagnostic
@@ -178,7 +179,7 @@ class PeerlintServer(LanguageServer):
             if not cancelled():
                 self.publish(state)
                 if "revisions" in self.service.settings.analyzers:
-                    self.refresh_code_lenses()
+                    self.refresh_labels()
         except Exception as exc:
             log.exception("LLM analysis of %s failed", uri)
             self.warn_once("llm-fail", f"LLM checks failed ({exc}); the embedding checks keep working")
@@ -186,14 +187,16 @@ class PeerlintServer(LanguageServer):
             if progress:
                 self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
 
-    def refresh_code_lenses(self) -> None:
-        """Ask the client to fetch code lenses again (new revision verdicts), where it supports that."""
+    def refresh_labels(self) -> None:
+        """Ask the client to fetch code lenses and inlay hints again (new revision verdicts), where it can."""
         caps = self.client_capabilities.workspace
-        if caps and caps.code_lens and caps.code_lens.refresh_support:
-            try:
-                self.workspace_code_lens_refresh(None)
-            except Exception:  # a client that refuses is not worth a failed analysis
-                log.debug("codeLens/refresh failed", exc_info=True)
+        for kind, refresh in (("code_lens", self.workspace_code_lens_refresh),
+                              ("inlay_hint", self.workspace_inlay_hint_refresh)):
+            if caps and getattr(caps, kind) and getattr(caps, kind).refresh_support:
+                try:
+                    refresh(None)
+                except Exception:  # a client that refuses is not worth a failed analysis
+                    log.debug("%s refresh failed", kind, exc_info=True)
 
     async def begin_progress(self, token: str, title: str, stop: threading.Event | None = None) -> bool:
         """Begin a work-done progress; with `stop`, the progress is cancellable and its Cancel sets `stop`."""
@@ -380,21 +383,43 @@ def hover(ls: PeerlintServer, params: lsp.HoverParams) -> lsp.Hover | None:
                      range=lsp.Range(lsp.Position(r.start.line, r.start.character), lsp.Position(r.end.line, r.end.character)))
 
 
-@server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
-async def code_lens(ls: PeerlintServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
-    """One lens a section (quality, venue style, the venue it reads like) and, with `revisions`, one
-    per edited paragraph (its verdict against the previous version); labels, no commands."""
-    uri = params.text_document.uri
+async def labels(ls: PeerlintServer, uri: str) -> list[tuple[int, str, dict]]:
+    """(line, text, data) of one label a section (quality, venue style, the venue it reads like) and,
+    with `revisions`, one per edited paragraph (its verdict against the previous version)."""
     if ls.version_of(uri) is None:
         return []
     loop = asyncio.get_running_loop()
     summaries = await loop.run_in_executor(ls.fast_worker, ls.service.summaries, uri)
-    lenses = [(s.range.start.line, s.line(), s.to_json()) for s in summaries]
-    lenses += [(r.range.start.line, r.title, {"kind": "revision", "verdict": r.verdict, "probability": r.probability})
-               for r in ls.service.revision_lenses(uri)]
+    found = [(s.range.start.line, s.line(), s.to_json()) for s in summaries]
+    found += [(r.range.start.line, r.title, {"kind": "revision", "verdict": r.verdict, "probability": r.probability})
+              for r in ls.service.revision_lenses(uri)]
+    return found
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
+async def code_lens(ls: PeerlintServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
+    """The labels as code lenses above their lines (no command: a label)."""
     return [lsp.CodeLens(range=lsp.Range(lsp.Position(line, 0), lsp.Position(line, 0)),
                          command=lsp.Command(title=f"peerlint: {title}", command=""), data=data)
-            for line, title, data in lenses]
+            for line, title, data in await labels(ls, params.text_document.uri)]
+
+
+@server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
+async def inlay_hint(ls: PeerlintServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
+    """The labels as inlay hints at the end of their lines, for clients that show no code lenses (Helix,
+    for one); a client that shows both would see every label twice, so it gets none here."""
+    if ls.client_capabilities.text_document is not None and ls.client_capabilities.text_document.code_lens is not None:
+        return []
+    uri = params.text_document.uri
+    text = LineIndex(ls.buffer_text(uri) or "")
+    first, last = params.range.start.line, params.range.end.line
+    hints = []
+    for line, title, data in await labels(ls, uri):
+        if first <= line <= last and line < text.line_count():
+            end = text.position(text.line_span(line)[1])  # the line's end, in UTF-16 columns
+            hints.append(lsp.InlayHint(position=lsp.Position(end.line, end.character), label=f"peerlint: {title}",
+                                       padding_left=True, data=data))
+    return hints
 
 
 @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,

@@ -62,6 +62,7 @@ def make_client() -> LanguageClient:
     client = LanguageClient(converter_factory=default_converter)
     client.applied_edits = []
     client.lens_refreshes = 0  # workspace/codeLens/refresh requests the server sent
+    client.hint_refreshes = 0  # workspace/inlayHint/refresh requests
     client.diagnostic_versions = {}
     client.published_versions = []  # (uri, version) of every publication, in order
     client.publications = []  # (uri, diagnostics) of every publication, in order
@@ -91,6 +92,10 @@ def make_client() -> LanguageClient:
     def refresh_code_lenses(ls: LanguageClient, params: None):
         ls.lens_refreshes += 1
 
+    @client.feature(lsp.WORKSPACE_INLAY_HINT_REFRESH)
+    def refresh_inlay_hints(ls: LanguageClient, params: None):
+        ls.hint_refreshes += 1
+
     return client
 
 
@@ -101,8 +106,11 @@ CONFIG = ClientServerConfig(
 )
 
 
-async def start(client: LanguageClient, root: Path, options: dict | None = None) -> None:
+async def start(client: LanguageClient, root: Path, options: dict | None = None, code_lenses: bool = True) -> None:
+    """Initialise as VS Code does (`code_lenses=False`: as a client that shows none, Helix for one)."""
     caps = client_capabilities("visual-studio-code")
+    if not code_lenses:
+        caps.text_document.code_lens = None
     await client.initialize_session(lsp.InitializeParams(
         capabilities=caps, root_uri=root.as_uri(), initialization_options=options or {},
         workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)]))

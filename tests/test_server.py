@@ -37,6 +37,15 @@ async def client(lsp_client: LanguageClient, index_path, project):
     await lsp_client.shutdown_session()
 
 
+@pytest_lsp.fixture(config=CONFIG)
+async def lensless(lsp_client: LanguageClient, index_path, project):
+    """A client that shows inlay hints but no code lenses."""
+    lsp_client.project = project
+    await start(lsp_client, project, {"indexPath": str(index_path), "debounceMs": 50}, code_lenses=False)
+    yield
+    await lsp_client.shutdown_session()
+
+
 async def status(client: LanguageClient) -> dict:
     return await client.workspace_execute_command_async(lsp.ExecuteCommandParams("peerlint.status", []))
 
@@ -337,3 +346,29 @@ async def test_every_edited_paragraph_gets_its_revision_verdict_as_a_code_lens(c
             break
         await asyncio.sleep(0.1)
     assert client.lens_refreshes >= 1
+
+
+def _inlay_hints(client: LanguageClient, uri: str, lines: int):
+    return client.text_document_inlay_hint_async(lsp.InlayHintParams(
+        lsp.TextDocumentIdentifier(uri), lsp.Range(lsp.Position(0, 0), lsp.Position(lines, 0))))
+
+
+async def test_a_client_without_code_lenses_gets_the_summaries_as_inlay_hints(lensless: LanguageClient):
+    draft = lensless.project / "draft.tex"
+    text = draft.read_text()
+    uri = open_file(lensless, draft)
+    await diagnostics_for(lensless, uri)
+    hints = await _inlay_hints(lensless, uri, text.count("\n") + 1)
+    line = line_of(text, "Writing a research paper is a long")
+    intro = next(h for h in hints if h.data["section"] == "Introduction")
+    assert intro.position == lsp.Position(line, len(text.splitlines()[line]))  # at the end of the first paragraph line
+    assert intro.label.startswith("peerlint: Introduction: quality ") and intro.padding_left
+    assert [h.data["section"] for h in hints][:4] == ["Abstract", "Introduction", "Related Work", "Method"]
+    assert list(await _inlay_hints(lensless, uri, line)) == [h for h in hints if h.position.line <= line]  # the range only
+
+
+async def test_a_client_showing_code_lenses_gets_no_duplicate_inlay_hints(client: LanguageClient):
+    draft = client.project / "draft.tex"
+    uri = open_file(client, draft)
+    await diagnostics_for(client, uri)
+    assert not await _inlay_hints(client, uri, 300)
