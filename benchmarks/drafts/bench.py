@@ -3,8 +3,11 @@
 Suites (`--suite`): consistency (Appendix C.1), informal (C.2, with Debian's fortune cookies in
 place of Amazon reviews), revisions (Section 4.1, on the arXivEdits revision pairs; trains the
 revisions model the editor ships), diff (`peerlint diff` on a git repository of those pairs), venue
-(Section 4.2, every candidate venue as the reference database, plus a kNN-vote baseline) and
-acceptance (reviewer decisions and ratings where the corpus has them).  Each compares the paper's
+(Section 4.2, every candidate venue as the reference database, plus a kNN-vote baseline; with
+`--corpus`, heads trained on the shipped corpus name the given corpus's venues and years),
+acceptance (reviewer decisions and ratings where the corpus has them) and latency (a whole draft
+scored, and the editor's revision judgments after a save).  informal and venue also measure the
+editor's `weak-chunk` and `off-venue-style` flags at their shipped operating points.  Each compares the paper's
 LLM rating with peerlint's embedding heads and their ensemble; LLM work is capped by `--limit`
 because a 135M model on two cores rates about one chunk every 5–12 s.
 """
