@@ -193,9 +193,9 @@ class PeerlintServer(LanguageServer):
         for kind, refresh in (("code_lens", self.workspace_code_lens_refresh),
                               ("inlay_hint", self.workspace_inlay_hint_refresh)):
             if caps and getattr(caps, kind) and getattr(caps, kind).refresh_support:
-                try:
-                    refresh(None)
-                except Exception:  # a client that refuses is not worth a failed analysis
+                try:  # a client that refuses is not worth a failed analysis, nor an unretrieved error
+                    refresh(None).add_done_callback(lambda f: f.cancelled() or f.exception())
+                except Exception:
                     log.debug("%s refresh failed", kind, exc_info=True)
 
     async def begin_progress(self, token: str, title: str, stop: threading.Event | None = None) -> bool:
