@@ -377,10 +377,27 @@ class Service:
             return None
         state = self.project_of(uri)
         found = [j for j in state.judgments.get(uri, []) if j.chunk.hash == chunk.hash and j.chunk.range == chunk.range]
+        found += self._revision_notes(uri, chunk, found)
         hits = next((j.evidence["hits"] for j in found if j.evidence.get("hits")), None)
         if hits is None:
             hits = [h.to_json() for h in self.nearest(chunk)]
         return chunk, hits, found
+
+    def _revision_notes(self, uri: str, chunk: Chunk, found: list[Judgment]) -> list[Judgment]:
+        """The verdict on the edited paragraph holding `chunk`, for the hover (not a diagnostic): both
+        versions' ratings, what drove it, the previous text; none where `revision-weaker` already says it."""
+        from ..analyzers.drafts.paper_diff import explanation
+
+        if any(j.code == "revision-weaker" for j in found):
+            return []
+        line = chunk.range.start.line
+        for lens in self.revision_lenses(uri):
+            if lens.range.start.line <= line <= lens.range.end.line:
+                said, before, after = explanation(lens.revision, lens.against, self.revision_judge())
+                return [Judgment(chunk, "revision", lens.title, score=lens.probability, severity="hint",
+                                 evidence={"explanation": said, "before": before, "after": after,
+                                           "against": lens.against, "verdict": lens.verdict})]
+        return []
 
     def line_text(self, uri: str, line: int) -> str:
         text = self.document_text(uri)

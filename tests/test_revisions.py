@@ -537,6 +537,11 @@ def test_the_server_flags_weaker_revisions_on_the_background_tier(repo, monkeypa
     assert all(lens.title.startswith(f"revision reads {'weaker' if lens.verdict == 'worse' else 'better'} than HEAD "
                                      "(p = ") for lens in lenses)
     assert broken.range.start.line in {lens.range.start.line for lens in lenses}
+    better = next(lens for lens in lenses if lens.verdict == "better")  # no diagnostic: the hover says it
+    notes = [j for j in service.hover(uri, better.range.start.line, 3)[2] if j.code == "revision"]
+    assert len(notes) == 1 and notes[0].message == better.title
+    assert "Previous version (HEAD): " in notes[0].evidence["explanation"] and notes[0].evidence["verdict"] == "better"
+    assert not [j for j in service.hover(uri, broken.range.start.line, 3)[2] if j.code == "revision"]  # said once
     calls = lm.calls
     assert service.analyze(uri, "llm") and lm.calls == calls  # a second pass asks the LM nothing
     warmed: list[bool] = []

@@ -200,20 +200,34 @@ def verdict_message(verdict: str, probability: float, against: str, reason: str)
 
 @dataclass(frozen=True)
 class RevisionLens:
-    """An edited paragraph's verdict, better or worse, as the editor's code lens shows it."""
+    """An edited paragraph's verdict, better or worse, as the editor's code lens shows it; `revision`
+    keeps both versions for the hover."""
 
     uri: str
     range: Range
     verdict: str
     probability: float
     title: str
+    against: str
+    revision: ParagraphRevision
 
 
 def revision_lenses(found: ChunkDiff, against: str) -> list[RevisionLens]:
     """One lens per edited paragraph of the current version (new and removed ones have no verdict)."""
     return [RevisionLens(r.chunk.uri, r.chunk.range, r.verdict, r.probability,
-                         verdict_message(r.verdict, r.probability, against, r.judgment.reason()))
+                         verdict_message(r.verdict, r.probability, against, r.judgment.reason()), against, r)
             for r in found.revisions if r.judgment is not None and r.version == "current"]
+
+
+def explanation(r: ParagraphRevision, against: str, judge: Judge | None) -> tuple[str, float | None, float | None]:
+    """What the hover says of a verdict: both versions' quality ratings (given `judge`), what drove it and
+    the previous text; and the two ratings."""
+    old, new = r.aligned.old_text, r.aligned.new_text
+    before, after = judge.ratings([old, new]) if judge is not None else (None, None)
+    rated = f"quality {before:.1f} -> {after:.1f}; " if before is not None and after is not None else ""
+    drivers = "; ".join(d.words() for d in r.judgment.drivers if d.change) if r.judgment is not None else ""
+    return (f"{rated}{drivers}. Previous version ({against}): {old[:300]}{'…' if len(old) > 300 else ''}",
+            before, after)
 
 
 def weaker_judgments(found: ChunkDiff, against: str, min_probability: float | None = None,
@@ -229,16 +243,13 @@ def weaker_judgments(found: ChunkDiff, against: str, min_probability: float | No
         if j is None or r.verdict != "worse" or j.probability < bar:
             continue
         old, new = r.aligned.old_text, r.aligned.new_text
-        before, after = judge.ratings([old, new]) if judge is not None else (None, None)
-        rated = f"quality {before:.1f} -> {after:.1f}; " if before is not None and after is not None else ""
-        explanation = (f"{rated}{'; '.join(d.words() for d in j.drivers if d.change)}. "
-                       f"Previous version ({against}): {old[:300]}{'…' if len(old) > 300 else ''}")
+        said, before, after = explanation(r, against, judge)
         piece = next((c for c in chunks if c.uri == r.chunk.uri and c.offsets[0] >= r.chunk.offsets[0]
                       and c.offsets[0] < r.chunk.offsets[-1]), r.chunk)
         out.append(Judgment(piece, WEAKER_CODE, verdict_message(r.verdict, j.probability, against, j.reason()),
                             score=j.probability, severity="information",
                             evidence={"against": against, "p_better": j.p_better, "sentences": j.sentences,
-                                      "before": before, "after": after, "explanation": explanation,
+                                      "before": before, "after": after, "explanation": said,
                                       "drivers": [{"feature": d.name, "change": d.change, "share": d.share}
                                                   for d in j.drivers],
                                       "previous": old[:600], "current_words": len(new.split())},
