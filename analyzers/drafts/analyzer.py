@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from ...index.embedding.embedder import cache_root
-from .heads import LinearHead, VenueHead, load_register_head, venue_head_for
+from .heads import LinearHead, VenueHead, load_register_head, percentile_of, venue_head_for
 from .scoring import ChunkScore, DraftScorer
 from .text import prepare
 from ..types import PROSE_KINDS, AnalysisContext, Chunk, Judgment
@@ -156,7 +156,7 @@ class DraftsAnalyzer:
             if unrateable:
                 out[chunk.hash] = Rated(None, None, scorer, skipped=unrateable)
                 continue
-            pct = float((emb[i] - 1.0) / 9.0) if emb is not None else None
+            pct = percentile_of(emb[i]) if emb is not None else None
             if llm is None:
                 out[chunk.hash] = Rated(float(emb[i]), pct, "embedding") if emb is not None else \
                     Rated(None, None, scorer, skipped="no LLM backend is available")

@@ -76,6 +76,11 @@ class Percentiles:
         return 1.0 + 9.0 * self.percentile(x)
 
 
+def percentile_of(rating: float) -> float:
+    """The percentile (0–1) an embedding head's 1–10 rating stands for: the inverse of `Percentiles.rating`."""
+    return float((rating - 1.0) / 9.0)
+
+
 @dataclass
 class LinearHead:
     """A logistic head on normalised embeddings: logit = w·x + b."""

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...index.embedding.embedder import cache_root
 from .analyzer import compatible
-from .heads import load_register_head, venue_head_for
+from .heads import load_register_head, percentile_of, venue_head_for
 from .text import prepare
 from .venue_guess import STYLES
 from ..types import PROSE_KINDS, Chunk, Range
@@ -60,10 +60,10 @@ class SectionSummary:
         """What the editor's code lens and `peerlint check` show."""
         parts = []
         if self.quality is not None:
-            parts.append(f"quality {self.quality:.1f}/10 (as formal as {round(100 * (self.quality - 1) / 9)}% of "
+            parts.append(f"quality {self.quality:.1f}/10 (as formal as {round(100 * percentile_of(self.quality))}% of "
                          "published abstracts)")
         if self.venue and self.venue_style is not None:
-            parts.append(f"{display_venue(self.venue)} style: {_ordinal(round(100 * self.venue_style))} percentile "
+            parts.append(f"{display_venue(self.venue)} style: {ordinal(round(100 * self.venue_style))} percentile "
                          "of its papers")
         if self.reads_like:
             parts.append(f"reads most like {display_venue(self.reads_like)}")
@@ -76,7 +76,8 @@ def display_venue(name: str) -> str:
     return known.get(name.lower(), name if not name.islower() else name.upper())
 
 
-def _ordinal(n: int) -> str:
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 11th, 22nd …"""
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{suffix}"
 

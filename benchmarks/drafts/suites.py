@@ -23,13 +23,15 @@ from statistics import mean
 import numpy as np
 
 from ...analyzers.drafts.analyzer import Rated
-from ...analyzers.drafts.heads import LinearHead, VenueHead, load_register_head, save_register_head
+from ...analyzers.drafts.heads import LinearHead, VenueHead, load_register_head, percentile_of, save_register_head
 from ...analyzers.drafts.quality import QualityAnalyzer
+from ...analyzers.drafts.summaries import ordinal
 from ...analyzers.drafts.venue_style import VenueStyleAnalyzer
 from ...analyzers.drafts.text import prepare
 from ...analyzers.drafts.fluency import POWERS, logliks
 from ...analyzers.llm.base import LLMUnavailable
 from ...analyzers.novelty.model import fit_pairwise_logistic
+from ...index.ingest.identity import normalise_title
 from ...index.papers import Paper
 from ...server.config import Settings
 from .context import ARXIVEDITS, Bench, BenchError, load_fortunes, log, stable_split
@@ -120,7 +122,7 @@ def informal(bench: Bench) -> None:
                               "informal": source + f"; the {len(fortunes)} of 8+ words (shorter ones cannot be rated)"},
                  [("informal: scientific vs informal English, AUROC (target >= 0.99)",
                    ["scorer", "scientific", "informal", "AUROC", "mean sci", "mean informal"], rows),
-                  (f"informal: weak-chunk at the shipped operating point (below the {_nth(Settings().weak_chunk_percentile)} "
+                  (f"informal: weak-chunk at the shipped operating point (below the {ordinal(round(100 * Settings().weak_chunk_percentile))} "
                    "percentile of published prose, embedding scorer): informal texts should be flagged, held-out "
                    "abstracts not", OPERATING_HEADERS, [_operating_row("weak-chunk", weak)])],
                  {"rows": rows, "weak_chunk": weak, "llm_histogram": {k2: dict(sorted(v.items())) for k2, v in hist.items()},
@@ -141,14 +143,9 @@ def _operating_point(analyzer, should: np.ndarray, should_not: np.ndarray) -> di
     ctx = SimpleNamespace(settings=Settings())
 
     def flags(ratings: np.ndarray) -> list[bool]:
-        return [bool(analyzer.flag(Rated(float(r), float((r - 1.0) / 9.0), "embedding"), None, ctx)) for r in ratings]
+        return [bool(analyzer.flag(Rated(float(r), percentile_of(r), "embedding"), None, ctx)) for r in ratings]
 
     return flag_rates(flags(should), flags(should_not))
-
-
-def _nth(share: float) -> str:
-    n = round(100 * share)
-    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 def _operating_row(name: str, r: dict) -> list:
@@ -316,17 +313,13 @@ def given_venue_split(shipped: list[Paper], given: list[Paper], per_venue_year: 
             by_venue_year[(p.venue, p.year)].append(p)
     test = [p for key in sorted(by_venue_year, key=str)
             for p in rng.sample(by_venue_year[key], min(per_venue_year, len(by_venue_year[key])))]
-    held = {p.id for p in test} | {_title_key(p.title) for p in test}
-    train = [p for p in shipped if p.venue in venues and p.id not in held and _title_key(p.title) not in held]
+    ids, titles = {p.id for p in test}, {normalise_title(p.title) for p in test} - {""}
+    train = [p for p in shipped if p.venue in venues and p.id not in ids and normalise_title(p.title) not in titles]
     years = sorted({p.year for p in test if p.year})
     return VenueSplit(venues, train, test, {"years": years, "test_per_venue_year": per_venue_year,
                                             "test_venues": given_venues,
                                             "train": f"{len(train)} shipped papers of these venues, test papers "
                                                      "(by id or title) excluded"})
-
-
-def _title_key(title: str) -> str:
-    return " ".join(title.lower().split())
 
 
 def _venue_vectors(bench: Bench) -> tuple[VenueSplit, np.ndarray, np.ndarray]:
@@ -357,8 +350,8 @@ def venue(bench: Bench) -> None:
     venues, test = split.venues, split.test
     labels, truth = np.array([p.venue for p in split.train]), [p.venue for p in test]
     knn = _knn_vote(V, labels, Q)
-    lda = VenueHead.train(V, labels, model_id=bench.index.manifest.model_id).predict(Q)
-    preds = {"kNN vote (k=10)": knn, "embedding (LDA venue head)": lda}
+    head = VenueHead.train(V, labels, model_id=bench.index.manifest.model_id)
+    preds = {"kNN vote (k=10)": knn, "embedding (LDA venue head)": head.predict(Q)}
     present = sorted(set(truth))  # the LLM compares three candidates: the tested venues first
     trio = [v for v in ("NeurIPS", "ICLR", "ICML") if v in present]
     trio = trio if len(trio) >= 2 else (present + [v for v in venues if v not in present])[:3]
@@ -383,7 +376,6 @@ def venue(bench: Bench) -> None:
                 for name, pred in sub.items()]
     matrix = [[v] + [_r(mean(s for s in (llm_scores[p.id][c] for p in llm_items if p.venue == v) if s is not None), 2)
                      if any(p.venue == v for p in llm_items) else None for c in trio] for v in trio]
-    head = VenueHead.train(V, labels, model_id=bench.index.manifest.model_id)
     style = {t: _operating_point(VenueStyleAnalyzer(), head.rating(Q[[v != t for v in truth]], t),
                                  head.rating(Q[[v == t for v in truth]], t))
              for t in venues if t in truth and len(set(truth)) > 1}
@@ -395,7 +387,7 @@ def venue(bench: Bench) -> None:
                  [(f"venue: true venue predicted, {', '.join(map(str, years))} abstracts",
                    ["method", "candidates", "papers", "accuracy"] + venues, rows),
                   ("venue: accuracy per year", ["year", "papers"] + list(preds), by_year),
-                  (f"venue: off-venue-style at the shipped operating point (below the {_nth(Settings().off_venue_percentile)} "
+                  (f"venue: off-venue-style at the shipped operating point (below the {ordinal(round(100 * Settings().off_venue_percentile))} "
                    "percentile of the target's own papers, embedding scorer): the test abstracts of other venues should be "
                    "flagged, the target's own not", ["target"] + OPERATING_HEADERS[1:],
                    [_operating_row(t, r) for t, r in style.items()]),

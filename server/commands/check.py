@@ -23,10 +23,11 @@ def register(sub) -> None:
     p.set_defaults(handler=run)
 
 
-def revision_verdicts(file: Path, root: Path | None, settings, rev: str) -> list[tuple[object, str]]:
-    """(paragraph revision, message) for each edited paragraph since `rev`; none outside git.  The LM
-    is loaded only when a paragraph changed; a bad revision or a missing LM is a warning, not a failure."""
-    from ...analyzers.drafts.paper_diff import diff_project, verdict_message
+def revision_verdicts(file: Path, root: Path | None, settings, rev: str) -> list:
+    """The verdict (`paper_diff.RevisionLens`, as the editor's lens shows it) on each paragraph edited
+    since `rev`; none outside git.  The LM is loaded only when a paragraph changed; a bad revision or a
+    missing LM is a warning, not a failure."""
+    from ...analyzers.drafts.paper_diff import diff_project, revision_lenses
     from ...analyzers.drafts.previous_version import outside_git
     from ...analyzers.drafts.revisions import make_judge
     from ...analyzers.llm.base import LLMError
@@ -44,8 +45,7 @@ def revision_verdicts(file: Path, root: Path | None, settings, rev: str) -> list
     except (UserError, LLMError) as exc:
         warn(f"no revision verdicts: {exc}")
         return []
-    return [(r, verdict_message(r.verdict, r.probability, rev, r.judgment.reason()))
-            for r in found.revisions if r.judgment is not None]
+    return revision_lenses(found, rev)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,17 +69,17 @@ def run(args: argparse.Namespace) -> int:
                            "message": j.message, "score": j.score, "evidence": j.evidence} for j in rows]
                          + [{**s.to_json(), "file": display_path(s.uri), "line": s.range.start.line + 1}
                             for s in result.summaries]
-                         + [{"kind": "revision", "file": display_path(r.chunk.uri), "line": r.chunk.range.start.line + 1,
-                             "verdict": r.verdict, "probability": r.probability, "against": args.rev, "message": message}
-                            for r, message in revisions]))
+                         + [{"kind": "revision", "file": display_path(r.uri), "line": r.range.start.line + 1,
+                             "verdict": r.verdict, "probability": r.probability, "against": r.against, "message": r.title}
+                            for r in revisions]))
     else:
         for j in rows:
             print(f"{display_path(j.chunk.uri)}:{j.chunk.range.start.line + 1}:{j.chunk.range.start.character + 1}: "
                   f"{j.severity} {j.code}: {j.message}")
         for s in result.summaries:
             print(f"{display_path(s.uri)}:{s.range.start.line + 1}: summary {s.line()}")
-        for r, message in revisions:
-            print(f"{display_path(r.chunk.uri)}:{r.chunk.range.start.line + 1}: {message}")
+        for r in revisions:
+            print(f"{display_path(r.uri)}:{r.range.start.line + 1}: {r.title}")
         print(f"{len(rows)} finding(s) in {len({j.chunk.uri for j in rows})} file(s); "
               f"{len(result.chunks)} chunks checked against {len(index)} papers", file=sys.stderr)
     return 0
