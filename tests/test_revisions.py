@@ -622,6 +622,9 @@ def test_revision_base_picks_the_git_revision_and_refuses_an_option(repo, monkey
     warnings: list[str] = []
     settings = Settings(analyzers=("revisions",)).updated({"revisionBase": "--output=/tmp/x"}, warnings.append)
     assert settings.revision_base == "HEAD" and "reads as a git option" in warnings[0]
+    for garbage in (7, "", "  ", None, ["HEAD"]):
+        assert settings.updated({"revisionBase": garbage}, warnings.append).revision_base == "HEAD"
+    assert len(warnings) == 6 and all("revisionBase" in w for w in warnings)
     judge, _, _ = counting_judge()
     monkeypatch.setattr("peerlint.analyzers.drafts.paper_diff.WEAKER_MIN_PROBABILITY", 0.5)
     uri = (repo / "draft.tex").as_uri()
