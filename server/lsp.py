@@ -178,25 +178,12 @@ class PeerlintServer(LanguageServer):
             state = await loop.run_in_executor(self.llm_worker, lambda: self.service.analyze(uri, "llm", cancelled))
             if not cancelled():
                 self.publish(state)
-                if "revisions" in self.service.settings.analyzers:
-                    self.refresh_labels()
         except Exception as exc:
             log.exception("LLM analysis of %s failed", uri)
             self.warn_once("llm-fail", f"LLM checks failed ({exc}); the embedding checks keep working")
         finally:
             if progress:
                 self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
-
-    def refresh_labels(self) -> None:
-        """Ask the client to fetch code lenses and inlay hints again (new revision verdicts), where it can."""
-        caps = self.client_capabilities.workspace
-        for kind, refresh in (("code_lens", self.workspace_code_lens_refresh),
-                              ("inlay_hint", self.workspace_inlay_hint_refresh)):
-            if caps and getattr(caps, kind) and getattr(caps, kind).refresh_support:
-                try:  # a client that refuses is not worth a failed analysis, nor an unretrieved error
-                    refresh(None).add_done_callback(lambda f: f.cancelled() or f.exception())
-                except Exception:
-                    log.debug("%s refresh failed", kind, exc_info=True)
 
     async def begin_progress(self, token: str, title: str, stop: threading.Event | None = None) -> bool:
         """Begin a work-done progress; with `stop`, the progress is cancellable and its Cancel sets `stop`."""

@@ -61,8 +61,6 @@ def make_client() -> LanguageClient:
 
     client = LanguageClient(converter_factory=default_converter)
     client.applied_edits = []
-    client.lens_refreshes = 0  # workspace/codeLens/refresh requests the server sent
-    client.hint_refreshes = 0  # workspace/inlayHint/refresh requests
     client.diagnostic_versions = {}
     client.published_versions = []  # (uri, version) of every publication, in order
     client.publications = []  # (uri, diagnostics) of every publication, in order
@@ -87,14 +85,6 @@ def make_client() -> LanguageClient:
             p.write_text(apply_text_edits(p.read_text(encoding="utf-8") if p.exists() else "", change.edits), encoding="utf-8")
         ls.applied_edits.append(params.edit)
         return lsp.ApplyWorkspaceEditResult(applied=True)
-
-    @client.feature(lsp.WORKSPACE_CODE_LENS_REFRESH)
-    def refresh_code_lenses(ls: LanguageClient, params: None):
-        ls.lens_refreshes += 1
-
-    @client.feature(lsp.WORKSPACE_INLAY_HINT_REFRESH)
-    def refresh_inlay_hints(ls: LanguageClient, params: None):
-        ls.hint_refreshes += 1
 
     return client
 

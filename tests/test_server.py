@@ -316,8 +316,8 @@ async def test_missing_index_gives_one_message_and_keeps_running(client_without_
 
 async def test_every_edited_paragraph_gets_its_revision_verdict_as_a_code_lens(client: LanguageClient):
     """With `revisions` on, outside git: the text at open is the previous version, and an edited
-    paragraph gets a lens with the revisions model's verdict (the real embedded LM), refreshed by the
-    server once the background tier has judged it."""
+    paragraph gets a lens with the revisions model's verdict (the real embedded LM) once the background
+    tier has judged it."""
     client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(
         settings={"analyzers": ["prior-work", "revisions"]}))
     await status(client)  # the configuration is applied before the file opens
@@ -341,11 +341,6 @@ async def test_every_edited_paragraph_gets_its_revision_verdict_as_a_code_lens(c
     assert lens.command.title.startswith("peerlint: revision reads ") and "than the text at open (p = " in lens.command.title
     assert lens.data["verdict"] in ("better", "worse") and 0.5 <= lens.data["probability"] <= 1
     assert lens.range.start.line <= line_of(new, "We argue that retrieval is a natural basis")
-    for _ in range(100):  # the client is told to fetch the new verdicts once they are published
-        if client.lens_refreshes:
-            break
-        await asyncio.sleep(0.1)
-    assert client.lens_refreshes >= 1
 
 
 def _inlay_hints(client: LanguageClient, uri: str, lines: int):
