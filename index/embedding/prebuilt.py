@@ -29,7 +29,8 @@ from ..hashing import text_hash
 log = logging.getLogger(__name__)
 
 SHIPPED = Path(__file__).resolve().parents[1] / "data" / "proceedings-vectors.npz"
-FORMAT = 1
+FORMAT = 1  # float16 vectors
+FORMAT_INT8 = 2  # int8 vectors and one float32 scale a vector (v ~ q * scale): half the bytes
 OFF_SWITCH = "PEERLINT_SHIPPED_VECTORS"  # "" turns seeding off (to measure embedding), a path replaces the file
 
 
@@ -66,21 +67,30 @@ class ShippedVectors:
     content_hashes: list[str]  # per paper text
     spans: list[list[tuple[int, int]]]  # per paper text: its chunks' character spans
     chunk_hashes: list[str]
-    vectors: np.ndarray  # float16, one row per chunk hash
+    vectors: np.ndarray  # one row per chunk hash: float16 (format 1) or int8 (format 2)
+    scales: np.ndarray | None = None  # format 2: the float32 scale of each int8 row
+
+    def row(self, i: int) -> np.ndarray:
+        """Chunk `i`'s vector as float32, unit length as embedded (int8 rows are scaled back)."""
+        if self.scales is None:
+            return self.vectors[i].astype(np.float32)
+        return self.vectors[i].astype(np.float32) * self.scales[i]
 
     @classmethod
     def load(cls, path: Path = SHIPPED) -> "ShippedVectors | None":
         """The shipped file, or None (with a log line) when it is missing or unreadable."""
         try:
             with np.load(path, allow_pickle=False) as z:
-                if int(z["format"]) != FORMAT:
-                    log.warning("%s has format %s, expected %s: ignored", path, int(z["format"]), FORMAT)
+                if int(z["format"]) not in (FORMAT, FORMAT_INT8):
+                    log.warning("%s has format %s, expected %s or %s: ignored", path, int(z["format"]), FORMAT,
+                                FORMAT_INT8)
                     return None
                 bounds = z["span_bounds"]
                 flat = z["spans"].tolist()
                 spans = [[tuple(s) for s in flat[bounds[i]:bounds[i + 1]]] for i in range(len(bounds) - 1)]
+                scales = z["scales"] if int(z["format"]) == FORMAT_INT8 else None
                 return cls(str(z["model"]), int(z["max_tokens"]), _hex(z["content_hashes"]), spans,
-                           _hex(z["chunk_hashes"]), z["vectors"])
+                           _hex(z["chunk_hashes"]), z["vectors"], scales)
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
@@ -119,7 +129,7 @@ def seed_cache(cache: _Cache, model: str, max_tokens: int, texts: Iterable[str],
     wanted = {text_hash(by_hash[h][a:b]) for h, spans in mine for a, b in spans}
     row = {h: i for i, h in enumerate(shipped.chunk_hashes) if h in wanted}
     have = cache.get_vectors(model, list(row))
-    fresh = {h: shipped.vectors[i].astype(np.float32) for h, i in row.items() if h not in have}
+    fresh = {h: shipped.row(i) for h, i in row.items() if h not in have}
     cache.put_vectors(model, fresh)
     return Seeded(len(mine) - len(known), len(fresh))
 

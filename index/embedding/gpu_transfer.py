@@ -1,0 +1,123 @@
+"""The files a one-time GPU embedding of the shipped corpus reads and writes, made and read here.
+
+The shipped corpus's chunk vectors (`prebuilt.py`) are computed once, on a GPU machine that has torch but
+not peerlint (`gpu_embed.py`); what travels there is small: float16 weights, and the chunk texts in parts.
+
+    python -m peerlint.index.embedding.gpu_transfer weights --model citation-minilm --out DIR
+    python -m peerlint.index.embedding.gpu_transfer chunks --corpus FILE --out DIR [--parts N]
+    python -m peerlint.index.embedding.gpu_transfer pack --chunks DIR --vectors V1.npz V2.npz … [--out FILE]
+
+`chunks` splits every paper's text exactly as `index build` does (the model's word pieces, <= 200 a
+chunk, at sentence ends where possible) and writes each distinct chunk once; `pack` joins the int8
+vectors the GPU returned, in that order, into the shipped file (format 2: int8 and one scale a vector).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..hashing import text_hash
+from .embedder import DEFAULT_MODEL, Embedder, model_dir
+
+MAX_TOKENS = 200
+
+
+def write_weights(model: str, out: Path) -> Path:
+    """config, tokenizer and float16 weights of `model`, for `gpu_embed.py --model out`."""
+    import shutil
+
+    from safetensors.numpy import load_file, save_file
+
+    src = model_dir(model)
+    out.mkdir(parents=True, exist_ok=True)
+    state = load_file(str(src / "model.safetensors"))
+    save_file({k: v.astype(np.float16) for k, v in state.items() if not k.endswith("position_ids")},
+              str(out / "model.safetensors"))
+    for name in ("config.json", "tokenizer.json"):
+        shutil.copy(src / name, out / name)
+    return out
+
+
+def write_chunks(corpus: Sequence[Path], out: Path, parts: int, model: str = DEFAULT_MODEL) -> dict:
+    from ..ingest.load import load_papers
+
+    papers = load_papers(list(corpus), warn=lambda m: print(m, file=sys.stderr))
+    texts = [p.text for p in papers]
+    content = list(dict.fromkeys(text_hash(t) for t in texts))
+    by_hash = {text_hash(t): t for t in texts}
+    embedder = Embedder(model=model)
+    cuts = embedder.split_many([by_hash[h] for h in content], MAX_TOKENS)
+    spans = [[(s.start, s.end) for s in cut] for cut in cuts]
+    chunk_texts: dict[str, str] = {}
+    for h, sp in zip(content, spans):
+        for a, b in sp:
+            chunk_texts.setdefault(text_hash(by_hash[h][a:b]), by_hash[h][a:b])
+    hashes = list(chunk_texts)
+    out.mkdir(parents=True, exist_ok=True)
+    per = -(-len(hashes) // parts)
+    for i in range(parts):
+        with lzma.open(out / f"chunks-{i}.jsonl.xz", "wt", encoding="utf-8", preset=6) as handle:
+            for h in hashes[i * per:(i + 1) * per]:
+                handle.write(json.dumps({"text": chunk_texts[h]}) + "\n")
+    index = {"model": Embedder(model=model).model_id.replace("@onnx", "@torch"), "max_tokens": MAX_TOKENS,
+             "content_hashes": content, "spans": spans, "chunk_hashes": hashes, "parts": parts}
+    (out / "chunks-index.json").write_text(json.dumps(index))
+    return {"papers": len(papers), "texts": len(content), "chunks": len(hashes), "parts": parts}
+
+
+def pack(chunks: Path, vectors: Sequence[Path], out: Path) -> int:
+    from .prebuilt import FORMAT_INT8, _raw
+
+    index = json.loads((chunks / "chunks-index.json").read_text())
+    q = np.concatenate([np.load(v)["vectors"] for v in vectors])
+    scales = np.concatenate([np.load(v)["scales"] for v in vectors])
+    if len(q) != len(index["chunk_hashes"]):
+        raise ValueError(f"{len(q)} vectors for {len(index['chunk_hashes'])} chunks: a part is missing")
+    bounds = np.cumsum([0] + [len(s) for s in index["spans"]])
+    flat = np.asarray([s for sp in index["spans"] for s in sp], dtype=np.int32).reshape(-1, 2)
+    tmp = out.with_suffix(".tmp.npz")
+    np.savez(tmp, format=np.int32(FORMAT_INT8), model=np.str_(index["model"]),
+             max_tokens=np.int32(index["max_tokens"]), content_hashes=_raw(index["content_hashes"]),
+             span_bounds=bounds.astype(np.int32), spans=flat, chunk_hashes=_raw(index["chunk_hashes"]),
+             vectors=q.astype(np.int8), scales=scales.astype(np.float32))
+    tmp.replace(out)
+    return len(q)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from .prebuilt import SHIPPED
+
+    parser = argparse.ArgumentParser(prog="python -m peerlint.index.embedding.gpu_transfer", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("weights", help="float16 weights of a packaged model for gpu_embed.py")
+    w.add_argument("--model", default=DEFAULT_MODEL)
+    w.add_argument("--out", type=Path, required=True)
+    c = sub.add_parser("chunks", help="the corpus's distinct chunk texts, in parts")
+    c.add_argument("--corpus", type=Path, nargs="+", required=True)
+    c.add_argument("--out", type=Path, required=True)
+    c.add_argument("--parts", type=int, default=2)
+    c.add_argument("--model", default=DEFAULT_MODEL)
+    p = sub.add_parser("pack", help="join the GPU's vectors into the shipped file")
+    p.add_argument("--chunks", type=Path, required=True)
+    p.add_argument("--vectors", type=Path, nargs="+", required=True)
+    p.add_argument("--out", type=Path, default=SHIPPED)
+    args = parser.parse_args(argv)
+    if args.cmd == "weights":
+        print(write_weights(args.model, args.out))
+    elif args.cmd == "chunks":
+        print(write_chunks(args.corpus, args.out, args.parts, args.model))
+    else:
+        print(f"{pack(args.chunks, args.vectors, args.out)} chunk vectors written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
