@@ -141,6 +141,18 @@ def test_command_table_agrees_with_help(page):
     assert unknown == [], f"{page}: options the CLI does not take"
 
 
+def test_settings_page_lists_every_setting():
+    from dataclasses import fields
+
+    from peerlint.server.config import Settings
+
+    text = (DOCS / "usage" / "settings.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"`(\w+)`", "\n".join(l.split(" | ")[0] for l in text.splitlines() if l.startswith("| `"))))
+    camel = {re.sub(r"_(\w)", lambda m: m.group(1).upper(), f.name) for f in fields(Settings)}
+    assert sorted(camel - listed) == [], "settings without a row in docs/usage/settings.md"
+    assert sorted(listed - camel) == [], "rows for settings the server does not have"
+
+
 # -- results as data ---------------------------------------------------------------------------
 def _table_cells(line: str) -> list[str]:
     cells = re.split(r"(?<!\\)\|", line.strip())[1:-1]
