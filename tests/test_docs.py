@@ -274,6 +274,18 @@ def _tracked(folder: Path) -> list[Path]:
     return [REPO / name for name in run.stdout.split("\0") if name]
 
 
+@pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None, reason="matplotlib is not installed")
+def test_plots_are_drawn_from_the_latest_runs(tmp_path):
+    """docs/plots.py draws every plot from results/latest/ alone, and the pages show each one."""
+    run = subprocess.run([sys.executable, str(DOCS / "plots.py"), "--out", str(tmp_path)], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    drawn = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert drawn and drawn == sorted(p.name for p in (DOCS / "images" / "plots").glob("*.png"))
+    pages = "\n".join(p.read_text(encoding="utf-8") for p in (DOCS / "benchmarks").glob("*.md"))
+    assert [n for n in drawn if f"(../images/plots/{n})" not in pages] == []
+
+
 def test_results_hold_latest_expected_archive_only():
     files = _tracked(RESULTS)
     loose = sorted(p.name for p in files if p.parent == RESULTS and p.name != "README.md")
