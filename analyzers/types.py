@@ -1,4 +1,4 @@
-"""Data passed between the parser, the analyzers and the server (see STYLE.md's data flow)."""
+"""Data passed between the parser, the analyzers and the server (docs/architecture.md: the data flow)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ Speed: FTS5 scores every document that matches any term, so a paragraph's 50 ter
 97k abstracts cost ~0.5 s. A query keeps its `MAX_TERMS` terms of the highest query-frequency x
 IDF (document frequency from the table's own vocabulary). Measured on ACM-CR (dev): BM25 R@50 at
 paper level 0.289 on the 97k-paper corpus against 0.318 with every term and 0.201 keeping the
-rarest terms instead; on a 12k sub-corpus 0.512, above every term's 0.491 (README "Retrieval").
+rarest terms instead; on a 12k sub-corpus 0.512, above every term's 0.491 (docs/benchmarks/retrieval.md).
 
 Postings: FTS5's `bm25()` still costs 130-150 ms a query at 97k papers, because it scores every
 matching row in SQL. So the same build also writes the table's postings as arrays beside

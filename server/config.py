@@ -31,7 +31,7 @@ class Settings:
     ollama_host: str = ""  # empty: $OLLAMA_HOST or http://127.0.0.1:11434
     target_venue: str = ""  # empty: guessed from \documentclass / \usepackage
     analyzers: tuple[str, ...] = ("prior-work",)
-    close_prior_work_threshold: float = 0.90  # calibrated: see README "Diagnostics"
+    close_prior_work_threshold: float = 0.90  # calibrated: docs/usage/diagnostics.md
     related_work_min_similarity: float = 0.65  # with related_work_k: chosen for precision (`bench related --precision`)
     related_work_k: int = 2
     hover_k: int = 5
@@ -49,12 +49,12 @@ class Settings:
     off_venue_percentile: float = 0.10  # off-venue-style: below this percentile of the venue's own papers
     suggestion_tokens: int = 80  # length limit of the LLM's one suggestion per flagged chunk
     max_suggestions: int = 2  # flagged chunks per analysis run that get an LLM suggestion (lowest rated first)
-    search_mode: str = DEFAULT_MODE  # how every finding finds papers: dense | lexical | hybrid (README "Retrieval")
-    query_embedding: str = "int8"  # the draft's paragraphs on int8 (~2x less CPU, no measured loss) or exact (README)
+    search_mode: str = DEFAULT_MODE  # how every finding finds papers: dense | lexical | hybrid (docs/usage/index.md)
+    query_embedding: str = "int8"  # the draft's paragraphs on int8 (~2x less CPU, no measured loss) or exact (docs/benchmarks/latency.md)
     published_before: str = "auto"  # ISO date or year: only papers published strictly before it are evidence;
     # "auto": the deadline of the past venue whose style the draft uses (`draft_date`); empty: all
     llm_timeout_s: int = 60  # the longest one LLM request may take before the LLM checks report it (once)
-    extra_roots: tuple[str, ...] = ()  # folders outside the project that \input, .bib etc. may read (README "The project root is a wall")
+    extra_roots: tuple[str, ...] = ()  # folders outside the project that \input, .bib etc. may read (docs/usage/privacy.md)
     section_summaries: bool = True  # per-section quality / venue-style / reads-like lines (code lens, `check`)
     root_file: str = ""  # the root .tex to use where several roots include the edited file (absolute or workspace-relative)
     revision_base: str = "HEAD"  # revision-weaker: the git revision a draft is compared with (outside git: the text at open)

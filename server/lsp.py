@@ -1,4 +1,4 @@
-"""The pygls language server: thin handlers over `Service` (see STYLE.md).
+"""The pygls language server: thin handlers over `Service` (docs/architecture.md: from didOpen to a diagnostic).
 
 Scheduling: an open or save analyses at once (a file opened in a project not yet read has its
 first screen, or itself, judged and published first, the rest after; `peerlint.status` lists the

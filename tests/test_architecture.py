@@ -1,5 +1,5 @@
 """The tree shows the data flow: no import cycles, lower layers never import higher ones,
-and the README's Architecture section names folders that exist.
+and docs/architecture.md's layers name folders that exist.
 
 Imports are read with `ast` (also those inside functions: a lazy import is still a dependency).
 """
@@ -125,13 +125,13 @@ def test_every_module_imports_on_its_own():
     assert importlib.import_module("peerlint.analyzers.latex.project")
 
 
-def test_readme_architecture_names_real_folders():
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Architecture", 1)[1].split("\n## ", 1)[0]
+def test_architecture_page_names_real_folders():
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## The layers", 1)[1].split("\n## ", 1)[0]
     folders = set(re.findall(r"`((?:server|analyzers|index|benchmarks|clients|tests|peerlint)(?:/[\w.-]+)*/)`", section))
     assert len(folders) >= 15, folders
     missing = sorted(f for f in folders if not (REPO / f).is_dir())
     assert missing == []
     packages = {str(p.parent.relative_to(REPO)) + "/" for top in ("server", "analyzers", "index", "benchmarks")
                 for p in (REPO / top).rglob("__init__.py")}
-    assert sorted(packages - folders) == [], "every package folder has its line in the README"
+    assert sorted(packages - folders) == [], "every package folder has its line in docs/architecture.md"

@@ -28,10 +28,10 @@ from ..types import PROSE_KINDS, AnalysisContext, Chunk, Judgment
 log = logging.getLogger(__name__)
 
 MAX_CACHED = 50_000  # chunk ratings kept in memory per analyzer
-# What `auto` means, from `peerlint bench drafts` (results/drafts-*.json, embedded SmolLM2-135M):
-# informal AUROC embedding 1.00 vs LLM 0.46 vs ensemble 0.98; venue accuracy LDA head 0.52 (kNN 0.42); on 9 items
-# the head 0.56 vs LLM 0.22; ICLR decisions: neither separates them (A.1 rating AUROC 0.52 on 200 abstracts,
-# the head 0.50), and the LLM costs ~5 s a chunk, so the head keeps a cold draft under a minute.
+# What `auto` means: per measure, the scorer that does better on `peerlint bench drafts`'s held-out
+# texts, and at equal quality the cheaper one. The embedding heads beat the embedded SmolLM2-135M on
+# informal text and on venue, neither separates ICLR decisions, and the LLM costs seconds a chunk
+# where the heads keep a cold draft under a minute; the numbers: docs/benchmarks/drafts.md.
 # Fluency helps revision comparisons (bench revisions), which the per-chunk diagnostics do not make.
 PREFERRED = {"quality": "embedding", "style": "embedding"}
 

@@ -41,7 +41,7 @@ from ..retrieval.retriever import HitView, retriever_of
 K = 10
 ROUNDS = 2
 PER_ROUND = 3
-DEFAULT_FLOOR = 0.70  # see the module doc and results/tournament-nova-*.json
+DEFAULT_FLOOR = 0.70  # see the module doc; chosen by `bench tournament --suite nova` (docs/benchmarks/nova.md)
 SAME_ABOVE = 0.80  # NOVA §4.1: "the duplication threshold is set to be 0.8"
 PLAN_TOKENS = 320  # the longest answer the plan schema allows fits (3 x (120 + 3 x 30) characters)
 JUDGE_TOKENS = 200

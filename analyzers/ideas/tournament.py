@@ -301,7 +301,7 @@ def default_comparator(llm, index) -> str:
     check), "embedding" with the embedded SmolLM2-135M: on ICLR 2017 its comparisons are pure
     position bias (the shown-first idea wins in both orders of every comparison, P(first) 0.83)
     and the tournament it drives is at chance, while the hybrid it forms is no better than the
-    embedding prior alone (results/tournament-*.json) at twice the cost in minutes; "llm" only
+    embedding prior alone (docs/benchmarks/nova.md) at twice the cost in minutes; "llm" only
     without an index."""
     if index is None:
         if llm is None:

@@ -213,7 +213,7 @@ def run_adapter(args, papers, titles: list[str], abstracts: list[str]) -> dict[s
 
 
 def table(result: dict[str, Any]) -> tuple[list[list], list[str]]:
-    """One row per (measure, embedder): what the README quotes."""
+    """One row per (measure, embedder): what docs/decisions.md quotes."""
     rows = []
     for label, key in (("title->abstract held-in val", "held_in_validation"),
                        ("title->abstract held apart", "title_to_abstract_held_apart")):

@@ -105,7 +105,7 @@ def _run_groups(args, index: Path, work: Path) -> tuple[list, dict]:
 
 
 def summary(results: list) -> dict:
-    """The totals the README quotes: cases, crashes, recoveries (of kills and restarts), load figures."""
+    """The totals docs/benchmarks/robustness.md quotes: cases, crashes, recoveries (of kills and restarts), load figures."""
     kills = [r for r in results if r.group == "index" and r.name.startswith("SIGKILL")]
     load = next((r for r in results if r.group == "load" and r.figures), None)
     f = load.figures if load else {}

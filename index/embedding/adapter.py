@@ -8,7 +8,7 @@ and the cache stay as they are, and with U = 0 it is exactly the identity.
 
 The weights are a small .npz keyed by the base model id with a format version; a file for another
 model or version is ignored with one log line (the caller then uses the plain vectors). One would
-ship under `data/` only where held-out splits show a gain; none does (README: measured, not shipped). `train`
+ship under `data/` only where held-out splits show a gain; none does (docs/decisions.md: measured, not shipped). `train`
 fits D and U with an in-batch contrastive loss (InfoNCE) in numpy, on pairs the caller chooses;
 `peerlint bench embedders --train-adapter` trains on shipped data and measures it on held-out data.
 """

@@ -19,7 +19,7 @@ M.defaults = {
   filetypes = { 'tex', 'plaintex' },
   -- the project root: the nearest directory holding one of these, else the file's directory
   root_markers = { '.git', '.latexmkrc', 'latexmkrc', '.peerlint' },
-  -- server settings, camelCase as in the README's settings table (server/config.py)
+  -- server settings, camelCase as in docs/usage/settings.md (server/config.py)
   settings = {},
   -- echo $/progress (LLM checks, novelty, index rebuilds) in the command line
   progress = true,
