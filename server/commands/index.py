@@ -27,6 +27,9 @@ def register(sub) -> None:
                        help="keep only papers with category=PREFIX, venue=NAME, since=DATE or until=DATE (repeatable)")
     build.add_argument("--limit", type=int, default=None, help="index only the first N papers (for trials)")
     build.add_argument("--max-tokens", type=int, default=200, help="chunk size in model tokens (default: 200)")
+    build.add_argument("--embedder", default="minilm", choices=("minilm", "citation-minilm"),
+                       help="the embedding model (default: minilm, all-MiniLM-L6-v2; citation-minilm: inCite's MiniLM "
+                            "tuned for citations, `pip install --no-deps incite-app==0.1.3`; queries follow the index)")
     build.add_argument("--engine", choices=("local", "ray"), default="local",
                        help="local: this process (default); ray: a Ray Data pipeline over --workers embedding "
                             "actors, resumable by shard (needs `pip install 'peerlint[scale]'`)")
@@ -48,10 +51,10 @@ def _usage(parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-def make_embedder(route: str):
+def make_embedder(route: str, model: str = "minilm"):
     from ...index.embedding.embedder import Embedder
 
-    return Embedder(route=route)
+    return Embedder(route=route, model=model)
 
 
 def write_failure(root: Path, exc: OSError) -> str:
@@ -80,6 +83,8 @@ def run_build(args: argparse.Namespace) -> int:
         print(f"indexing {len(papers)} papers into {root}", file=sys.stderr)
     from ...index.embedding.embedder import EmbeddingError
 
+    if args.engine == "ray" and args.embedder != "minilm":
+        raise UserError("--engine ray embeds with minilm only: drop --embedder or use --engine local")
     try:
         if args.engine == "ray":
             from ...index.distributed.ray_build import RayOptions, RayUnavailable, ray_build_index
@@ -91,7 +96,7 @@ def run_build(args: argparse.Namespace) -> int:
             except RayUnavailable as exc:
                 raise UserError(str(exc)) from None
         else:
-            report = build_index(papers, root, make_embedder(args.route), [str(s) for s in sources],
+            report = build_index(papers, root, make_embedder(args.route, args.embedder), [str(s) for s in sources],
                                  max_tokens=args.max_tokens, show_progress=not args.quiet)
     except EmbeddingError as exc:
         raise UserError(str(exc)) from None
@@ -113,9 +118,9 @@ def run_build(args: argparse.Namespace) -> int:
 def _prepare_query_route(args: argparse.Namespace) -> None:
     """Once per cache: the torch model's exact ONNX export, so `search`, `check` and the editor embed
     their text without loading torch (a cold `peerlint search` in ~1.5 s instead of ~6 CPU-seconds)."""
-    from ...index.embedding.embedder import MODEL_NAME, prepare_query_route, query_route
+    from ...index.embedding.embedder import Embedder, prepare_query_route, query_route
 
-    model_id = f"{MODEL_NAME}@{args.route}"
+    model_id = Embedder(args.route, model=getattr(args, "embedder", "minilm")).model_id
     if args.route != "torch" or query_route(model_id) == "onnx":
         return
     if not args.quiet and not args.json:
