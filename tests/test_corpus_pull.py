@@ -8,8 +8,11 @@ real service: every URL points at the loopback server.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import math
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -47,10 +50,21 @@ def work(n: int, title: str, refs=(), doi: str | None = None, abstract: str | No
 
 
 class Api:
-    """One loopback server for OpenAlex (/works, /sources) and arXiv (/api/query); `faults` go first."""
+    """One loopback server for OpenAlex (/works, /sources) and arXiv (/api/query); `faults` go first.
 
-    def __init__(self, works: list[dict], feed_pages: list[str] | None = None, page_size: int = 2) -> None:
+    Its OpenAlex answers follow the service's own code, not a guess: the 400 rules of
+    ourresearch/openalex-elastic-api (core/search.py, core/fields.py, core/filter.py), the cursor of
+    core/cursor.py as the real API now sends it (a `next_cursor` on the last non-empty page too, as the
+    recordings in tests/data/recordings show), and the keys, credits and 429s of
+    ourresearch/openalex-api-proxy (src/index.ts, src/rateLimiter.ts, src/endpointClassifier.ts).
+    """
+
+    def __init__(self, works: list[dict], feed_pages: list[str] | None = None, page_size: int = 2,
+                 keys: set[str] | None = None, credits: int | None = None) -> None:
         self.works, self.feed_pages, self.page_size = works, feed_pages or [], page_size
+        self.keys = keys  # None: any key, or none, is accepted; else the keys the API knows
+        self.credits = credits  # None: unmetered; else the credits left today (search 10, list 1)
+        self.refused_dois: set[str] = set()  # DOIs answered with a 400 (an injected fault, not an API rule)
         self.faults: list[tuple] = []  # (status, headers, body) or ("truncated",) served before real answers
         self.requests: list[tuple[str, dict]] = []
         self.lock = threading.Lock()
@@ -97,35 +111,126 @@ class Api:
             page = int(params.get("start", 0)) // int(params.get("max_results", 1))
             text = self.feed_pages[page] if page < len(self.feed_pages) else atom([], total=0)
             return 200, {"Content-Type": "application/atom+xml"}, text.encode()
+        refusal = self.gate(path, params)
+        if refusal:
+            return refusal
+        headers = dict(JSON)
+        if self.credits is not None:
+            headers["X-RateLimit-Remaining"] = str(self.credits)
         if path == "/sources":
-            return 200, JSON, json.dumps({"meta": {"count": 1}, "results": [
+            return 200, headers, json.dumps({"meta": {"count": 1}, "results": [
                 {"id": "https://openalex.org/S1", "display_name": params.get("search", "")}]}).encode()
         if path != "/works":
             return 404, JSON, b'{"error": "not found"}'
+        try:
+            clauses = validate(params)
+        except Invalid as err:
+            return 400, JSON, json.dumps({"error": "Invalid query parameters error.", "message": str(err)}).encode()
         works = self.works
-        for clause in params.get("filter", "").split(","):
-            key, _, value = clause.partition(":")
+        for key, value in clauses:
             if key == "openalex":
-                wanted = set(value.split("|"))
+                wanted = {v.upper() for v in value.split("|")}
                 works = [w for w in works if w["id"].rsplit("/", 1)[1] in wanted]
             elif key == "doi":
                 wanted = {v.lower() for v in value.split("|")}
+                if wanted & self.refused_dois:
+                    return 400, JSON, json.dumps({"error": "Invalid query parameters error.",
+                                                  "message": f"{sorted(wanted & self.refused_dois)[0]} is refused"}).encode()
                 works = [w for w in works if w["doi"] and w["doi"].lower().removeprefix("https://doi.org/") in wanted]
             elif key == "cites":
                 works = [w for w in works if f"https://openalex.org/{value}" in w["referenced_works"]]
-            elif key == "title.search":
+            elif key == "title.search":  # every word in the title; ranked by citations, as the API boosts
                 words = value.lower().split()
-                works = [w for w in works if all(x in w["title"].lower() for x in words)]
-            elif key == "bogus":
-                return 400, JSON, b'{"error": "Invalid query parameters error.", "message": "bogus is not a valid field"}'
+                works = sorted((w for w in works if all(x in w["title"].lower() for x in words)),
+                               key=lambda w: -w["cited_by_count"])
+            elif key == "from_publication_date":
+                works = [w for w in works if w["publication_date"] >= value]
+            elif key == "to_publication_date":
+                works = [w for w in works if w["publication_date"] <= value]
         if params.get("sort") == "cited_by_count:desc":
             works = sorted(works, key=lambda w: -w["cited_by_count"])
-        size = min(int(params.get("per-page", 25)), self.page_size) if "cursor" in params else int(params.get("per-page", 25))
+        asked = int(params.get("per-page", 25))
+        size = min(asked, self.page_size) if "cursor" in params else asked
         start = 0 if params.get("cursor", "*") == "*" else int(params["cursor"][1:])
         chunk = works[start: start + size]
-        more = start + size < len(works)
-        meta = {"count": len(works), "per_page": size, "next_cursor": f"c{start + size}" if more else None}
-        return 200, JSON, json.dumps({"meta": meta, "results": chunk, "group_by": []}).encode()
+        # core/cursor.py ends the cursor on a short page, but the live API (recorded in
+        # tests/data/recordings/openalex) sets it on every non-empty page: the empty page after ends it
+        meta = {"count": len(works), "per_page": size, "next_cursor": f"c{start + size}" if chunk else None}
+        return 200, headers, json.dumps({"meta": meta, "results": chunk, "group_by": []}).encode()
+
+    def gate(self, path: str, params: dict) -> tuple[int, dict, bytes] | None:
+        """What the proxy answers before the API: a refused key (401), a Premium-only filter (429, no
+        Retry-After) and a spent daily budget (429, Retry-After = seconds to midnight UTC)."""
+        key = params.get("api_key")
+        if key and self.keys is not None and key not in self.keys:
+            return 401, JSON, RECORDED_401
+        flt = params.get("filter", "")
+        if m := re.search(r"(?:from_|to_)?(?:updated|created)_date:[><]?\d{4}-\d{2}-\d{2}", flt):
+            return 429, JSON, json.dumps({"error": "Plan upgrade required", "message": f'The "{m.group(0)}" filter '
+                                          "requires a Premium, Institutional, or Partner plan. See "
+                                          "https://openalex.org/pricing for details."}).encode()
+        if self.credits is None:
+            return None
+        cost = 10 if ("search" in params or ".search:" in flt) else 1
+        if self.credits < cost:
+            now = dt.datetime.now(dt.timezone.utc)
+            midnight = dt.datetime.combine(now.date() + dt.timedelta(days=1), dt.time(), dt.timezone.utc)
+            wait = math.ceil((midnight - now).total_seconds())
+            message = (f"Insufficient budget. This request costs ${cost / 10000} but you only have "
+                       f"${self.credits / 10000} remaining. Resets at midnight UTC. Need more? Add funds at "
+                       "https://openalex.org/pricing")
+            return 429, {**JSON, "Retry-After": str(wait), "X-RateLimit-Remaining": str(self.credits),
+                         "X-RateLimit-Reset": str(wait)}, json.dumps(
+                {"error": "Rate limit exceeded", "message": message, "retryAfter": wait}).encode()
+        self.credits -= cost
+        return None
+
+
+class Invalid(Exception):
+    """What openalex-elastic-api raises as APIQueryParamsError: HTTP 400 with its message."""
+
+
+FIELDS = {"openalex", "doi", "cites", "title.search", "title_and_abstract.search", "from_publication_date",
+          "to_publication_date", "primary_location.source.id", "type", "concepts.id", "title.search.exact"}
+RECORDED_401 = json.loads((REPO / "tests/data/recordings/openalex/error_401_unknown_key.json").read_text())["body"].encode()
+
+
+def validate(params: dict) -> list[tuple[str, str]]:
+    """The filter clauses of a /works request, or the 400 the API answers (core/paginate.py, core/utils.py
+    map_filter_params, core/filter.py handle_or_query, core/fields.py OpenAlexIDField and SearchField,
+    core/search.py validate_wildcards and validate_wildcard_requires_exact)."""
+    per_page = params.get("per-page", params.get("per_page", "25"))
+    if not per_page.isdigit() or not 1 <= int(per_page) <= 200:
+        raise Invalid("per-page parameter must be between 1 and 200.")
+    clauses = []
+    for clause in filter(None, params.get("filter", "").split(",")):
+        key, _, value = clause.partition(":")
+        key = key.replace("-", "_") if key.replace("-", "_") in FIELDS else key
+        if not value or value.lower() in ("none", "undefined"):
+            raise Invalid(f"Invalid filter value for '{key}': value cannot be empty or '{value}'.")
+        if key not in FIELDS:
+            raise Invalid(f"{key} is not a valid field. Valid fields are underscore or hyphenated versions of: "
+                          + ", ".join(sorted(FIELDS)))
+        if len(value.split("|")) > 100:
+            raise Invalid(f"Maximum number of values exceeded for {key}. Decrease values to 100 or below.")
+        if key in ("openalex", "cites"):
+            for v in value.split("|"):
+                if not re.fullmatch(r"(?:https://openalex\.org/)?[Ww]\d+", v):
+                    raise Invalid(f"'{v}' is not a valid OpenAlex ID.")
+        if key.endswith(".search"):
+            if any(word.startswith("!") for word in value.split()):
+                raise Invalid(f"Search filters do not support the ! operator. Problem value: {value}")
+            unquoted = re.sub(r'"([^"]*)"', " ", value)
+            for word in unquoted.split():
+                if len(word) > 1 and word[0] in "*?":
+                    raise Invalid(f'Leading wildcards are not supported (too expensive): "{word}". '
+                                  "Anchor the wildcard with at least 3 leading characters, e.g. cycle*.")
+            if any("*" in word or "?" in word for word in unquoted.split()):
+                raise Invalid(f'Wildcards (* or ?) require the exact (no-stem) field. "{key}" is stemmed, so the '
+                              "literal text before the wildcard is removed when the work is indexed and the search "
+                              f'returns wrong results. Use "{key}.exact" instead, e.g. {key}.exact:{value}.')
+        clauses.append((key, value))
+    return clauses
 
 
 JSON = {"Content-Type": "application/json"}
@@ -178,14 +283,19 @@ class Sleeps(list):
         return self.now
 
 
-def run(api: Api, tmp_path: Path, jobs, max_requests: int = 100, max_works: int = 1000, sleeps=None, **kwargs):
+KEY = "test-key-0001"
+
+
+def run(api: Api, tmp_path: Path, jobs, max_requests: int = 100, max_works: int = 1000, sleeps=None, today=None,
+        **kwargs):
     out = kwargs.pop("out", tmp_path / "pulled.jsonl")
+    kwargs.setdefault("api_key", KEY)
     plan = pull.PullPlan(out, tuple(jobs), max_works, max_requests, "me@example.org", api.base, f"{api.base}/api/query",
                          **kwargs)
     warnings: list[str] = []
     sleeps = sleeps if sleeps is not None else Sleeps()
     client = ApiClient(max_requests, sleep=sleeps, clock=sleeps.clock)
-    return pull.run_pull(plan, warnings.append, show_progress=False, client=client), warnings
+    return pull.run_pull(plan, warnings.append, show_progress=False, client=client, today=today), warnings
 
 
 def records(path: Path) -> list[dict]:
@@ -208,7 +318,7 @@ def test_openalex_topic_pages_through_cursors_into_an_indexable_corpus(api, tmp_
     assert report.without_abstract == 1 and report.requests == 3 and warnings == []
     path, params = server.requests[0]
     assert path == "/works" and params["cursor"] == "*" and params["per-page"] == "200"
-    assert params["mailto"] == "me@example.org" and "abstract_inverted_index" in params["select"]
+    assert params["api_key"] == KEY and "mailto" not in params and "abstract_inverted_index" in params["select"]
     assert params["filter"] == ("title_and_abstract.search:graph neural networks spectral,"
                                 "from_publication_date:2020-01-01")
     assert [p["cursor"] for _, p in server.requests] == ["*", "c2", "c4"]
@@ -252,7 +362,7 @@ def test_429_forever_stops_within_the_budget_keeps_what_it_has_and_resumes(api, 
     assert report.requests == 6 and report.rate_limited == 5 and report.total == 2
     assert [r["id"] for r in records(tmp_path / "pulled.jsonl")] == ["W1", "W2"]
     state = json.loads((tmp_path / "pulled.jsonl.pull-state.json").read_text())
-    assert state["jobs"][TOPIC.key] == {"done": False, "cursor": "c2", "newest": "2020-03-04"}
+    assert state["jobs"][TOPIC.key] == {"done": False, "cursor": "c2", "fetched": 2, "newest": "2020-03-04"}
     server.faults = []  # the API recovers: the same command goes on from the cursor
     report, _ = run(server, tmp_path, [TOPIC])
     assert report.complete and report.total == 5 and report.before == 2 and report.added == {"openalex": 3}
@@ -276,15 +386,31 @@ def test_max_works_caps_and_a_larger_limit_goes_on(api, tmp_path):
     assert report.complete and report.total == 5
 
 
-def test_update_asks_only_from_the_newest_date_held(api, tmp_path):
-    server = api([work(1, "Old work", year=2019), work(2, "Newer work", year=2020)])
-    assert run(server, tmp_path, [TOPIC])[0].complete
-    server.works.append(work(3, "Newest work", year=2021))
+def dated(n: int, title: str, date: str) -> dict:
+    w = work(n, title, year=int(date[:4]))
+    w["publication_date"] = date
+    return w
+
+
+def test_update_reasks_an_overlap_window_and_catches_late_indexed_works(api, tmp_path):
+    server = api([dated(1, "Old work", "2020-01-10"), dated(2, "Newer work", "2020-03-04")])
+    assert run(server, tmp_path, [TOPIC])[0].total == 2
+    # indexed after the first pull: one dated before the newest work held, one after it
+    server.works += [dated(3, "Indexed late", "2020-02-20"), dated(4, "Newest work", "2020-06-01")]
     again, _ = run(server, tmp_path, [TOPIC])
     assert again.requests == 0  # without --update a finished job stays finished
-    report, _ = run(server, tmp_path, [TOPIC], update=True)
-    assert report.complete and report.added == {"openalex": 1} and report.total == 3
-    assert server.requests[-1][1]["filter"].endswith(",from_publication_date:2020-03-04")
+    report, _ = run(server, tmp_path, [TOPIC], update=True, today=dt.date(2026, 11, 27))
+    assert report.complete and report.added == {"openalex": 2} and report.total == 4
+    assert report.duplicates == 1  # W2, inside the window, is asked again and deduplicated
+    assert server.requests[-1][1]["filter"].endswith(",from_publication_date:2020-02-03")  # 30 days before
+    report, _ = run(server, tmp_path, [TOPIC], update=True, overlap_days=0, today=dt.date(2026, 11, 27))
+    assert report.added == {} and server.requests[-1][1]["filter"].endswith(",from_publication_date:2020-06-01")
+
+
+def test_update_window_starts_no_later_than_today():
+    assert pull.update_since("2031-01-01", dt.date(2026, 11, 27), 30) == "2026-10-28"  # a date in the future
+    assert pull.update_since("2024-03", dt.date(2026, 11, 27), 7) == "2024-02-23"
+    assert pull.update_since("garbage", dt.date(2026, 11, 27), 7) == ""
 
 
 def test_venue_is_resolved_to_its_source_id(api, tmp_path):
@@ -293,7 +419,7 @@ def test_venue_is_resolved_to_its_source_id(api, tmp_path):
                                                         filter="type:article", until="2021-02")])
     assert report.complete
     assert server.requests[0] == ("/sources", {"search": "Neural Information Processing Systems", "per-page": "5",
-                                               "mailto": "me@example.org"})
+                                               "api_key": KEY})
     assert server.requests[1][1]["filter"] == "type:article,primary_location.source.id:S1,to_publication_date:2021-02-28"
 
 
@@ -301,6 +427,7 @@ def test_a_rejected_query_is_a_user_error(api, tmp_path):
     server = api([work(1, "Only work")])
     with pytest.raises(pull.QueryRejected, match="HTTP 400: Invalid query parameters error.: bogus is not a valid"):
         run(server, tmp_path, [pull.OpenAlexJob(filter="bogus:1")])
+    assert len(server.requests) == 1  # a 400 is not asked again
 
 
 # --- arXiv --------------------------------------------------------------------------------------------------------------
@@ -325,12 +452,12 @@ def test_arxiv_feed_pages_with_three_seconds_between_requests(api, tmp_path, mon
                      "url": "https://arxiv.org/abs/2401.00001", "arxiv_id": "2401.00001", "categories": ["cs.CL", "cs.LG"]}
 
 
-def test_arxiv_error_entry_is_reported(api, tmp_path):
+def test_arxiv_error_entry_is_a_user_error(api, tmp_path):
     error = atom([], total=1).replace("</feed>", """<entry><id>http://arxiv.org/api/errors#incorrect_id_format</id>
       <title>Error</title><summary>incorrect id format for 1234</summary></entry></feed>""")
     server = api([], feed_pages=[error])
-    report, _ = run(server, tmp_path, [pull.ArxivJob(("cs.CL",))])
-    assert "arXiv rejected the query: incorrect id format for 1234" in report.stopped
+    with pytest.raises(pull.QueryRejected, match="^arXiv rejected the query: incorrect id format for 1234; check"):
+        run(server, tmp_path, [pull.ArxivJob(("cs.CL",))])
 
 
 def test_same_work_from_openalex_and_arxiv_is_one_record(api, tmp_path):
@@ -374,7 +501,7 @@ def test_bib_neighbourhood_two_hops(api, tmp_path):
     server = api(neighbourhood())
     report, _ = run(server, tmp_path, [pull.BibJob((bib,), hops=2, citing_per_work=1)])
     assert report.complete
-    assert report.bib == {"entries": 5, "by_doi": 1, "by_arxiv": 1, "by_title": 1, "not_found": ["unknown", "notitle"]}
+    assert report.bib == {"entries": 5, "by_doi": 1, "by_arxiv": 1, "by_title": 1, "not_found": ["unknown", "notitle"], "rejected": []}
     ids = [r["id"] for r in records(tmp_path / "pulled.jsonl")]
     assert ids[:3] == ["W1", "W2", "W3"]
     assert ids[3] == "W10"  # the frontier is fetched most-cited-by-the-neighbourhood first
@@ -398,7 +525,7 @@ def test_bib_without_dois_goes_by_title(api, tmp_path):
     bib.write_text("@misc{a, title = {Cited once too}}\n@misc{b, title={Not anywhere at all}}\n", encoding="utf-8")
     report, _ = run(api(neighbourhood()), tmp_path, [pull.BibJob((bib,), hops=0)])
     assert report.complete and report.total == 1
-    assert report.bib == {"entries": 2, "by_doi": 0, "by_arxiv": 0, "by_title": 1, "not_found": ["b"]}
+    assert report.bib == {"entries": 2, "by_doi": 0, "by_arxiv": 0, "by_title": 1, "not_found": ["b"], "rejected": []}
 
 
 # --- the command line ---------------------------------------------------------------------------------------------------------
