@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -140,9 +141,7 @@ class Api:
             elif key == "cites":
                 works = [w for w in works if f"https://openalex.org/{value}" in w["referenced_works"]]
             elif key == "title.search":  # every word in the title; ranked by citations, as the API boosts
-                words = value.lower().split()
-                works = sorted((w for w in works if all(x in w["title"].lower() for x in words)),
-                               key=lambda w: -w["cited_by_count"])
+                works = sorted((w for w in works if tokens(value) <= tokens(w["title"])), key=lambda w: -w["cited_by_count"])
             elif key == "from_publication_date":
                 works = [w for w in works if w["publication_date"] >= value]
             elif key == "to_publication_date":
@@ -184,6 +183,11 @@ class Api:
                 {"error": "Rate limit exceeded", "message": message, "retryAfter": wait}).encode()
         self.credits -= cost
         return None
+
+
+def tokens(text: str) -> set[str]:
+    """The words an analyzer indexes: tags dropped, lower case, split at anything not a letter or digit."""
+    return set(re.findall(r"\w+", re.sub(r"<[^>]+>", "", text).lower()))
 
 
 class Invalid(Exception):
@@ -531,8 +535,9 @@ def test_bib_without_dois_goes_by_title(api, tmp_path):
 # --- the command line ---------------------------------------------------------------------------------------------------------
 
 
-def peerlint(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PEERLINT_MAILTO": "me@example.org"}
+def peerlint(*args: str, **env_vars: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "OPENALEX_API_KEY"}
+    env.update({"HF_HUB_OFFLINE": "1", "PEERLINT_MAILTO": "me@example.org", **env_vars})
     return subprocess.run([sys.executable, "-m", "peerlint", *args], capture_output=True, text=True, cwd=REPO,
                           env=env, timeout=120)
 
@@ -554,6 +559,45 @@ def test_cli_pull_then_429_forever_says_how_to_resume(api, tmp_path):
     assert "Traceback" not in stuck.stderr
 
 
+SECRET = "sk-peerlint-test-9f8e7d"
+
+
+def test_cli_sends_the_key_and_never_prints_or_stores_it(api, tmp_path):
+    server = api([work(n, f"Work number {n}") for n in range(1, 4)], keys={SECRET}, credits=10_000)
+    out = tmp_path / "corpus.jsonl"
+    done = peerlint("corpus", "pull", "--topic", "graphs", "--out", str(out), "--openalex-api-base", server.base,
+                    "--json", OPENALEX_API_KEY=SECRET)
+    assert done.returncode == 0, done.stderr
+    assert all(p["api_key"] == SECRET and "mailto" not in p for _, p in server.requests)
+    written = out.read_text() + (tmp_path / "corpus.jsonl.pull-state.json").read_text()
+    assert SECRET not in done.stdout + done.stderr + written
+    assert json.loads(done.stdout)["budget_left"] == str(10_000 - 2 * 10)
+    refused = peerlint("corpus", "pull", "--topic", "other", "--out", str(out), "--openalex-api-base", server.base,
+                       "--api-key", "sk-wrong-key")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
+    assert refused.stderr.startswith("peerlint: error: OpenAlex refused the API key (HTTP 401: Invalid or missing "
+                                     "API key: API key not found)") and "sk-wrong-key" not in refused.stderr
+
+
+def test_cli_spent_budget_ends_in_under_5_seconds_with_the_servers_message(api, tmp_path):
+    server = api([work(n, f"Work number {n}") for n in range(1, 7)], credits=15)
+    out = tmp_path / "corpus.jsonl"
+    args = ("corpus", "pull", "--topic", "graphs", "--out", str(out), "--openalex-api-base", server.base)
+    t0 = time.perf_counter()
+    stuck = peerlint(*args, "--json")
+    wall = time.perf_counter() - t0
+    assert stuck.returncode == 3, stuck.stderr
+    summary = json.loads(stuck.stdout)
+    assert summary["total"] == 2 and summary["rate_limited"] == 1 and summary["seconds"] < 5
+    assert wall < 15  # the whole process, interpreter start included, on a loaded 2-core machine
+    assert "Insufficient budget." in summary["stopped"] and "Resets at midnight UTC" in summary["stopped"]
+    again = peerlint(*args, "--quiet")  # the budget is still spent: one line says so and when to resume
+    stopped = [line for line in again.stderr.splitlines() if line.startswith("peerlint: stopped:")]
+    assert again.returncode == 3 and len(stopped) == 1 and "Insufficient budget." in stopped[0]
+    assert "accepts requests again from" in stopped[0] and "--api-key" in stopped[0]
+    assert f"{out}: 2 works" in again.stdout
+
+
 @pytest.mark.parametrize("args, message", [
     ([], "nothing to pull: pass --topic"),
     (["--topic", "x", "--since", "last week"], "--since 'last week': write a date as YYYY"),
@@ -561,9 +605,193 @@ def test_cli_pull_then_429_forever_says_how_to_resume(api, tmp_path):
     (["--topic", "x", "--max-requests", "0"], "--max-requests must be at least 1"),
     (["--from-bib", "missing.bib"], "--from-bib missing.bib does not exist"),
     (["--openalex", "bogus:1"], "answered HTTP 400"),
+    (["--openalex", "from_created_date:2024-01-01"], "filter requires a Premium, Institutional, or Partner plan"),
+    (["--topic", "x", "--update-overlap", "-1"], "--update-overlap must be 0 or more days"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(api, tmp_path, args, message):
     server = api([work(1, "Only work")])
     result = peerlint("corpus", "pull", "--out", str(tmp_path / "c.jsonl"), "--openalex-api-base", server.base, *args)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
+
+
+# --- the live services' rules (issue #35) -------------------------------------------------------------------------------
+
+QUESTIONS = r"""
+@inproceedings{clark2019, title = {What Does {BERT} Look at? An Analysis of {BERT}'s Attention}, year = 2019}
+@inproceedings{recht2019, title = {Do {ImageNet} Classifiers Generalize to {ImageNet}?}, year = 2019}
+@inproceedings{star2020, title = {*Star* {AND} \emph{Bang}! Titles With Query Syntax: "Quoted" (Really) [Yes]}, year = 2020}
+@inproceedings{latex2021, title = {{$\alpha$}-Divergence Bounds for \textit{Sparse} Models}, year = 2021}
+"""
+
+
+def test_bib_titles_with_query_syntax_complete(api, tmp_path):
+    bib = tmp_path / "q.bib"
+    bib.write_text(QUESTIONS, encoding="utf-8")
+    server = api([work(1, "What Does BERT Look at? An Analysis of BERT's Attention"),
+                  work(2, "Do ImageNet Classifiers Generalize to ImageNet?"),
+                  work(3, "*Star* AND <i>Bang</i>! Titles with Query Syntax: “Quoted” (Really) [Yes]"),
+                  work(4, "α-Divergence Bounds for <i>Sparse</i> Models")])
+    report, warnings = run(server, tmp_path, [pull.BibJob((bib,), hops=0)])
+    assert report.complete and report.total == 4 and report.rejected == [] and warnings == []
+    assert report.bib["by_title"] == 4
+    searched = [p["filter"] for _, p in server.requests]
+    assert searched[0] == "title.search:What Does BERT Look at An Analysis of BERT's Attention"
+    assert searched[2] == "title.search:Star and Bang Titles With Query Syntax Quoted Really Yes"
+    assert all(p["per-page"] == "25" for _, p in server.requests)
+
+
+def test_the_server_refuses_what_the_old_filter_value_sent(api, tmp_path):
+    """The loopback's 400 is the API's own rule: the title the previous version sent is refused."""
+    server = api([work(1, "Do ImageNet Classifiers Generalize to ImageNet?")])
+    client = ApiClient(5, sleep=Sleeps())
+    with pytest.raises(pull.QueryRejected, match=r"Wildcards \(\* or \?\) require the exact"):
+        client.get_json(f"{server.base}/works", {"filter": "title.search:Do ImageNet Classifiers Generalize to ImageNet?"})
+    with pytest.raises(pull.QueryRejected, match="do not support the ! operator"):
+        client.get_json(f"{server.base}/works", {"filter": "title.search:!bang"})
+
+
+def test_a_title_the_api_refuses_is_skipped_reported_and_not_asked_again(api, tmp_path):
+    bib = tmp_path / "two.bib"
+    bib.write_text("@misc{bad, title = {A Title The API Refuses}}\n@misc{good, title = {Seed found by DOI}}\n",
+                   encoding="utf-8")
+    server = api(neighbourhood())
+    server.faults = [(400, JSON, b'{"error": "Invalid query parameters error.", "message": "refused for a test"}')]
+    report, warnings = run(server, tmp_path, [pull.BibJob((bib,), hops=0)])
+    assert report.complete and report.total == 1 and report.bib["by_title"] == 1
+    assert report.bib["not_found"] == ["bad"] and report.bib["rejected"] == ["bad"]
+    assert report.rejected == ["bib entry 'bad' (title 'A Title The API Refuses'): "
+                               "Invalid query parameters error.: refused for a test"]
+    assert any("OpenAlex refused bib entry 'bad'" in w for w in warnings)
+    asked = len(server.requests)
+    again, _ = run(server, tmp_path, [pull.BibJob((bib,), hops=0)])
+    assert len(server.requests) == asked and again.bib["rejected"] == ["bad"]  # recorded in the state
+
+
+def test_a_batch_with_one_refused_value_is_halved_until_it_is_alone(api, tmp_path):
+    from peerlint.index.ingest.openalex import OpenAlex
+
+    server = api([work(n, f"Work {n}") for n in (1, 2, 3)])
+    refused: list[tuple[str, str]] = []
+    client = ApiClient(20, sleep=Sleeps())
+    got = OpenAlex(client, server.base).by_filter_values("openalex", ["W1", "W2", "Wxyz", "W3"],
+                                                         lambda v, why: refused.append((v, why)))
+    assert sorted(w["id"][-2:] for w in got) == ["W1", "W2", "W3"]
+    assert refused == [("Wxyz", "Invalid query parameters error.: 'Wxyz' is not a valid OpenAlex ID.")]
+    assert [p["filter"] for _, p in server.requests] == [
+        "openalex:W1|W2|Wxyz|W3", "openalex:W1|W2", "openalex:Wxyz|W3", "openalex:Wxyz", "openalex:W3"]
+
+
+def test_a_refused_doi_in_a_batch_is_skipped_and_its_entry_goes_by_title(api, tmp_path):
+    bib = tmp_path / "refs.bib"
+    bib.write_text(BIB, encoding="utf-8")
+    server = api(neighbourhood())
+    server.refused_dois = {"10.1234/seed.one"}
+    report, _ = run(server, tmp_path, [pull.BibJob((bib,), hops=0)])
+    assert report.complete and report.bib["by_arxiv"] == 1 and report.bib["rejected"] == ["bydoi"]
+    assert report.bib["by_title"] == 2  # 'bydoi' found again by its title
+    assert report.rejected == ["bib entry 'bydoi' (DOI 10.1234/seed.one): Invalid query parameters error.: "
+                               "10.1234/seed.one is refused"]
+
+
+def test_the_last_page_is_known_without_asking_for_an_empty_one(api, tmp_path):
+    server = api([work(n, f"Work number {n}") for n in range(1, 5)])  # two full pages of 2
+    report, _ = run(server, tmp_path, [TOPIC])
+    assert report.complete and report.total == 4 and report.requests == 2  # the count is reached
+    bib = tmp_path / "refs.bib"
+    bib.write_text(BIB, encoding="utf-8")
+    server = api(neighbourhood(), page_size=200)
+    report, _ = run(server, tmp_path, [pull.BibJob((bib,), hops=1, citing_per_work=1)], out=tmp_path / "b.jsonl")
+    frontier = [p["filter"] for _, p in server.requests if p["filter"].startswith("openalex:")]
+    assert len(frontier) == 1  # one request for the batch: its page is short, though it carries a next_cursor
+
+
+def test_a_rarely_cited_exact_title_is_found_among_25_candidates(api, tmp_path):
+    famous = [work(100 + n, f"Attention Is All You Need {n} Times Over", cited_by=1000 - n) for n in range(12)]
+    server = api(famous + [work(7, "Attention Is All You Need", cited_by=0)], page_size=200)
+    bib = tmp_path / "a.bib"
+    bib.write_text("@misc{vaswani, title = {Attention is All you Need}}\n", encoding="utf-8")
+    report, _ = run(server, tmp_path, [pull.BibJob((bib,), hops=0)])
+    assert report.bib["by_title"] == 1 and [r["id"] for r in records(tmp_path / "pulled.jsonl")] == ["W7"]
+
+
+def test_a_spent_daily_budget_stops_at_once_with_the_servers_message(api, tmp_path):
+    server = api([work(n, f"Work number {n}") for n in range(1, 7)], credits=15)  # one search page, not two
+    sleeps = Sleeps()
+    report, _ = run(server, tmp_path, [TOPIC], sleeps=sleeps, api_key="")
+    assert report.total == 2 and report.requests == 2 and report.rate_limited == 1 and sleeps == [0.11]  # spacing only
+    assert "Insufficient budget. This request costs $0.001 but you only have $0.0005 remaining. Resets at " \
+           "midnight UTC" in report.stopped
+    assert "accepts requests again from" in report.stopped and " 00:00 UTC (in " in report.stopped
+    assert report.stopped.endswith(" UTC); an OpenAlex API key (--api-key or $OPENALEX_API_KEY) has a larger budget")
+    assert report.budget_left == "5"
+    server.credits = 100  # the next day: the same command goes on
+    report, _ = run(server, tmp_path, [TOPIC])
+    assert report.complete and report.total == 6 and report.before == 2
+
+
+def test_short_429s_still_back_off(api, tmp_path):
+    server = api([work(1, "Only work")])
+    server.faults = [(429, {"Retry-After": "60"}, b'{"error": "Rate limit exceeded", "message": "Anonymous search '
+                            b'is temporarily rate-limited. Please retry in 60s"}')] * 2
+    sleeps = Sleeps()
+    report, _ = run(server, tmp_path, [TOPIC], sleeps=sleeps)
+    assert report.complete and sleeps == [60.0, 60.0]
+
+
+def test_a_premium_only_filter_is_one_clear_error_not_ten_retries(api, tmp_path):
+    server = api([work(1, "Only work")])
+    with pytest.raises(pull.QueryRejected, match='"from_created_date:2024-01-01" filter requires a Premium'):
+        run(server, tmp_path, [pull.OpenAlexJob(filter="from_created_date:2024-01-01")])
+    assert len(server.requests) == 1
+
+
+def test_a_refused_key_is_one_clear_message(api, tmp_path):
+    server = api([work(1, "Only work")], keys={"good-key"})
+    with pytest.raises(pull.KeyRefused) as caught:
+        run(server, tmp_path, [TOPIC], api_key="not-a-key-42")
+    assert str(caught.value).startswith("OpenAlex refused the API key (HTTP 401: Invalid or missing API key: API key "
+                                        "not found); check it, or pass --api-key KEY or set $OPENALEX_API_KEY")
+    assert "not-a-key-42" not in str(caught.value) and len(server.requests) == 1
+
+
+def test_arxiv_cat_prefix_is_not_doubled():
+    assert pull.plan_jobs(arxiv_categories=["cat:cs.CL", "cs.LG"])[0].query == "(cat:cs.CL OR cat:cs.LG)"
+    assert arxiv.search_query(["cat:cs.CL"]) == "cat:cs.CL"
+
+
+# --- resume states of the previous version -----------------------------------------------------------------------------
+
+
+def test_a_state_file_of_the_previous_version_resumes(api, tmp_path):
+    server = api([work(n, f"Work number {n}") for n in range(1, 6)])
+    out = tmp_path / "pulled.jsonl"
+    first, _ = run(server, tmp_path, [TOPIC], max_works=2)
+    bib = tmp_path / "refs.bib"
+    bib.write_text(BIB, encoding="utf-8")
+    # what the previous version wrote: no "fetched", no "rejected"
+    old = {"version": 1, "jobs": {TOPIC.key: {"done": False, "cursor": "c2", "newest": "2020-03-04"},
+                                  pull.BibJob((bib,), hops=0).key: {"done": False, "seeds": {"bydoi": "W1"},
+                                                                    "how": {"bydoi": "doi"}, "layer": {"W1": 0},
+                                                                    "citing_done": [], "hop_done": []}}}
+    (tmp_path / "pulled.jsonl.pull-state.json").write_text(json.dumps(old))
+    report, warnings = run(server, tmp_path, [TOPIC], out=out)
+    assert report.complete and report.total == 5 and report.before == 2 and warnings == []
+    assert server.requests[-2][1]["cursor"] == "c2"  # resumed where it was
+    server.works += neighbourhood()[1:3]
+    report, warnings = run(server, tmp_path, [pull.BibJob((bib,), hops=0)], out=out)
+    assert report.complete and warnings == [] and report.bib["by_doi"] == 1 and report.bib["by_arxiv"] == 1
+
+
+@pytest.mark.parametrize("state, says", [
+    ({"version": 7, "jobs": {}}, "a resume state of another format (version 7"),
+    ([1, 2], "a resume state of another format (version 'list'"),
+    ({"version": 1, "jobs": {TOPIC.key: {"done": False, "cursor": 12, "fetched": "x"}}}, "is damaged"),
+])
+def test_a_state_file_it_cannot_use_is_one_warning_and_nothing_is_lost(api, tmp_path, state, says):
+    server = api([work(n, f"Work number {n}") for n in range(1, 4)])
+    run(server, tmp_path, [TOPIC], max_works=2)
+    (tmp_path / "pulled.jsonl.pull-state.json").write_text(json.dumps(state))
+    report, warnings = run(server, tmp_path, [TOPIC])
+    assert report.complete and report.before == 2 and report.total == 3
+    assert len(warnings) == 1 and says in warnings[0]
