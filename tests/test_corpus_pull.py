@@ -723,7 +723,7 @@ def test_a_spent_daily_budget_stops_at_once_with_the_servers_message(api, tmp_pa
     assert "Insufficient budget. This request costs $0.001 but you only have $0.0005 remaining. Resets at " \
            "midnight UTC" in report.stopped
     assert "accepts requests again from" in report.stopped and " 00:00 UTC (in " in report.stopped
-    assert report.stopped.endswith(" UTC); an OpenAlex API key (--api-key or $OPENALEX_API_KEY) has a larger budget")
+    assert report.stopped.endswith(" min); an OpenAlex API key (--api-key or $OPENALEX_API_KEY) has a larger budget")
     assert report.budget_left == "5"
     server.credits = 100  # the next day: the same command goes on
     report, _ = run(server, tmp_path, [TOPIC])
