@@ -607,6 +607,7 @@ def test_cli_spent_budget_ends_in_under_5_seconds_with_the_servers_message(api, 
     (["--openalex", "bogus:1"], "answered HTTP 400"),
     (["--openalex", "from_created_date:2024-01-01"], "filter requires a Premium, Institutional, or Partner plan"),
     (["--topic", "x", "--update-overlap", "-1"], "--update-overlap must be 0 or more days"),
+    (["--topic", "x", "--arxiv-api-base", "export.arxiv.org"], "--arxiv-api-base 'export.arxiv.org': give an http"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(api, tmp_path, args, message):
     server = api([work(1, "Only work")])
@@ -723,7 +724,7 @@ def test_a_spent_daily_budget_stops_at_once_with_the_servers_message(api, tmp_pa
     assert "Insufficient budget. This request costs $0.001 but you only have $0.0005 remaining. Resets at " \
            "midnight UTC" in report.stopped
     assert "accepts requests again from" in report.stopped and " 00:00 UTC (in " in report.stopped
-    assert report.stopped.endswith(" min); an OpenAlex API key (--api-key or $OPENALEX_API_KEY) has a larger budget")
+    assert report.stopped.endswith(" min); run the same command again then to resume; an OpenAlex API key (--api-key or $OPENALEX_API_KEY) has a larger budget")
     assert report.budget_left == "5"
     server.credits = 100  # the next day: the same command goes on
     report, _ = run(server, tmp_path, [TOPIC])
@@ -795,3 +796,11 @@ def test_a_state_file_it_cannot_use_is_one_warning_and_nothing_is_lost(api, tmp_
     report, warnings = run(server, tmp_path, [TOPIC])
     assert report.complete and report.before == 2 and report.total == 3
     assert len(warnings) == 1 and says in warnings[0]
+
+
+@pytest.mark.parametrize("base, says", [("foo", "is not an http(s) URL"), ("http://127.0.0.1:9/a b", "cannot be reached")])
+def test_no_failure_message_carries_the_key(base, says):
+    client = ApiClient(3, retries=0, sleep=Sleeps())
+    with pytest.raises(pull.FetchError) as caught:
+        client.get_json(f"{base}/works", {"api_key": SECRET, "filter": "type:article"})
+    assert says in str(caught.value) and SECRET not in str(caught.value)

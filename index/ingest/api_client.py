@@ -171,8 +171,8 @@ class ApiClient:
         return wait
 
     def _fetch(self, url: str) -> tuple[int, Mapping[str, str], bytes]:
-        request = urllib.request.Request(url, headers={"User-Agent": self.user_agent, "Accept-Encoding": "identity"})
         try:
+            request = urllib.request.Request(url, headers={"User-Agent": self.user_agent, "Accept-Encoding": "identity"})
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                 return response.status, response.headers, response.read()
         except urllib.error.HTTPError as err:
@@ -184,8 +184,11 @@ class ApiClient:
         except http.client.IncompleteRead as err:
             raise _Transient(f"closed the connection after {len(err.partial)} bytes (truncated body)") from None
         except (urllib.error.URLError, http.client.HTTPException, socket.timeout, OSError) as err:
-            reason = getattr(err, "reason", err)
-            raise _Transient(f"cannot be reached ({reason})") from None
+            reason = str(getattr(err, "reason", err))
+            query = urllib.parse.urlsplit(url).query
+            raise _Transient(f"cannot be reached ({reason.replace(query, '…') if query else reason})") from None
+        except ValueError:  # its message holds the whole URL, parameters (a key) included: never shown
+            raise FetchError(f"{_short(url)} is not an http(s) URL: check the API base URL") from None
 
     def _retry_or_fail(self, failures: int, url: str, why: str) -> int:
         if failures >= self.retries:

@@ -22,7 +22,7 @@ from .pull_plan import UPDATE_OVERLAP_DAYS, ArxivJob, BibJob, OpenAlexJob, PullE
 from .pull_session import PullReport, PullSession
 from .records import Warn
 
-__all__ = ["ArxivJob", "BibJob", "KeyRefused", "OpenAlexJob", "PullError", "PullPlan", "PullReport", "QueryRejected",
+__all__ = ["ArxivJob", "BibJob", "FetchError", "KeyRefused", "OpenAlexJob", "PullError", "PullPlan", "PullReport", "QueryRejected",
            "UPDATE_OVERLAP_DAYS", "plan_jobs", "run_pull", "update_since"]
 
 
@@ -49,7 +49,7 @@ def run_pull(plan: PullPlan, warn: Warn, show_progress: bool = True, client: Api
                 bib_job(session, job)
     except QuotaSpent as err:  # a spent daily budget: stop now, with the server's words and when to come back
         hint = "" if plan.api_key else "; an OpenAlex API key (--api-key or $OPENALEX_API_KEY) has a larger budget"
-        session.report.stopped = f"{err}{hint}"  # the CLI adds how to resume
+        session.report.stopped = f"{err}; run the same command again then to resume{hint}"
     except (BudgetExhausted, RateLimited) as err:
         session.report.stopped = f"{err}; run the same command again to resume"
     except (QueryRejected, KeyRefused):

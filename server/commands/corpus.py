@@ -94,6 +94,9 @@ def run_pull(args: argparse.Namespace) -> int:
     for name in ("max_works", "max_requests", "citing_per_work"):
         if getattr(args, name) < 1:
             raise UserError(f"--{name.replace('_', '-')} must be at least 1")
+    for name in ("openalex_api_base", "arxiv_api_base"):
+        if not getattr(args, name).lower().startswith(("http://", "https://")):
+            raise UserError(f"--{name.replace('_', '-')} {getattr(args, name)!r}: give an http:// or https:// URL")
     overlap = pull.UPDATE_OVERLAP_DAYS if args.update_overlap is None else args.update_overlap
     if overlap < 0:
         raise UserError("--update-overlap must be 0 or more days")
@@ -122,8 +125,7 @@ def run_pull(args: argparse.Namespace) -> int:
         print(summary(report))
     if report.stopped:
         if not args.json:
-            print(f"peerlint: stopped: {report.stopped}. Run the same command again to resume "
-                  f"(state in {report.state}).", file=sys.stderr)
+            print(f"peerlint: stopped: {report.stopped} (state in {report.state}).", file=sys.stderr)
         return EXIT_STOPPED
     return 0
 
