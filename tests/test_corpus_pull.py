@@ -146,6 +146,8 @@ class Api:
                 works = [w for w in works if w["publication_date"] >= value]
             elif key == "to_publication_date":
                 works = [w for w in works if w["publication_date"] <= value]
+            elif key == "from_created_date":
+                works = [w for w in works if w.get("created_date", "2026-01-01") >= value]
         if params.get("sort") == "cited_by_count:desc":
             works = sorted(works, key=lambda w: -w["cited_by_count"])
         asked = int(params.get("per-page", 25))
@@ -195,7 +197,8 @@ class Invalid(Exception):
 
 
 FIELDS = {"openalex", "doi", "cites", "title.search", "title_and_abstract.search", "from_publication_date",
-          "to_publication_date", "primary_location.source.id", "type", "concepts.id", "title.search.exact"}
+          "to_publication_date", "primary_location.source.id", "type", "concepts.id", "title.search.exact",
+          "from_created_date"}
 RECORDED_401 = json.loads((REPO / "tests/data/recordings/openalex/error_401_unknown_key.json").read_text())["body"].encode()
 
 
@@ -804,3 +807,23 @@ def test_no_failure_message_carries_the_key(base, says):
     with pytest.raises(pull.FetchError) as caught:
         client.get_json(f"{base}/works", {"api_key": SECRET, "filter": "type:article"})
     assert says in str(caught.value) and SECRET not in str(caught.value)
+
+
+def test_update_by_created_asks_what_openalex_added_since_the_last_pull(api, tmp_path):
+    server = api([dated(1, "Old work", "2020-01-10")])
+    first, _ = run(server, tmp_path, [TOPIC], today=dt.date(2026, 10, 1))
+    state = json.loads((tmp_path / "pulled.jsonl.pull-state.json").read_text())
+    assert state["jobs"][TOPIC.key]["pulled_on"] == "2026-10-01"
+    with pytest.raises(pull.QueryRejected, match="requires a Premium"):  # what a key without the plan gets
+        run(server, tmp_path, [TOPIC], update=True, update_by="created", overlap_days=7, today=dt.date(2026, 11, 27))
+    assert server.requests[-1][1]["filter"].endswith(",from_publication_date:2020-01-01,from_created_date:2026-09-24")
+    server.gate = lambda path, params: None  # a Premium key
+    server.works += [dict(dated(2, "Indexed in November, dated 2020", "2020-05-05"), created_date="2026-11-02"),
+                     dict(dated(3, "Indexed before the last pull", "2020-06-06"), created_date="2026-08-01")]
+    report, _ = run(server, tmp_path, [TOPIC], update=True, update_by="created", overlap_days=7,
+                    today=dt.date(2026, 11, 27))
+    assert report.complete and server.requests[-1][1]["filter"].endswith(",from_created_date:2026-09-24")
+    assert report.added == {"openalex": 1} and records(tmp_path / "pulled.jsonl")[-1]["id"] == "W2"
+    report, _ = run(server, tmp_path, [TOPIC], update=True, today=dt.date(2026, 11, 28))  # back to published
+    assert "created" not in server.requests[-1][1]["filter"]
+    assert server.requests[-1][1]["filter"].endswith(",from_publication_date:2020-04-05")  # W2 is the newest

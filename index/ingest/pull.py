@@ -85,6 +85,8 @@ def openalex_filter(session: PullSession, job: OpenAlexJob, state: dict) -> str:
     since = max(_full_date(job.since, start=True) if job.since else "", state.get("since", ""))
     if since:
         parts.append(f"from_publication_date:{since}")
+    if state.get("created_since"):  # --update-by created: a Premium key's filter
+        parts.append(f"from_created_date:{state['created_since']}")
     if job.until:
         parts.append(f"to_publication_date:{_full_date(job.until, start=False)}")
     return ",".join(parts)
@@ -100,14 +102,27 @@ def _full_date(date: str, start: bool) -> str:
     return f"{year:04d}-{month:02d}-{day:02d}"
 
 
-def _job_state(session: PullSession, key: str, **initial: object) -> dict:
+def _job_state(session: PullSession, key: str, created: bool = False, **initial: object) -> dict:
     """The job's state; with --update, a finished job starts again from `overlap_days` before the newest
     date it holds (a date in the future counts as today): works indexed late under an older date, which
-    a filter from the newest date would miss for good, are asked again, and those held are deduplicated."""
+    a filter from the newest date would miss for good, are asked again, and those held are deduplicated.
+    With `created` (OpenAlex, --update-by created), the window is on the day the works entered OpenAlex,
+    from `overlap_days` before the day the job last finished."""
     state = session.job_state(key, **initial)
-    if session.plan.update and state["done"] and state.get("newest"):
-        state.update(initial, done=False, since=update_since(state["newest"], session.today, session.plan.overlap_days))
+    if not (session.plan.update and state["done"]):
+        return state
+    overlap = session.plan.overlap_days
+    state.pop("since", None), state.pop("created_since", None)  # the window of an earlier update
+    if created and state.get("pulled_on"):
+        state.update(initial, done=False, created_since=update_since(state["pulled_on"], session.today, overlap))
+    elif state.get("newest"):
+        state.update(initial, done=False, since=update_since(state["newest"], session.today, overlap))
     return state
+
+
+def _finished(session: PullSession, state: dict) -> None:
+    state["done"] = True
+    state["pulled_on"] = session.today.isoformat()
 
 
 def update_since(newest: str, today: dt.date, overlap_days: int) -> str:
@@ -124,7 +139,7 @@ def _newest(state: dict, papers) -> None:
 
 
 def _openalex_job(session: PullSession, job: OpenAlexJob) -> None:
-    state = _job_state(session, job.key, cursor="*", fetched=0)
+    state = _job_state(session, job.key, session.plan.update_by == "created", cursor="*", fetched=0)
     if state["done"]:
         return
     flt = openalex_filter(session, job, state)
@@ -141,7 +156,8 @@ def _openalex_job(session: PullSession, job: OpenAlexJob) -> None:
                 # count is reached (a state from an older version starts `fetched` at 0 and ends by the page)
                 last = page.last or (page.count is not None and state["fetched"] >= page.count)
                 state["cursor"] = None if last else page.next_cursor
-                state["done"] = not state["cursor"]
+                if not state["cursor"]:
+                    _finished(session, state)
             session.maybe_checkpoint()
 
 
@@ -161,7 +177,8 @@ def _arxiv_job(session: PullSession, job: ArxivJob) -> None:
             state["start"] += feed.entries
             # the API sometimes answers an empty page mid-way: three in a row is taken as the end
             state["empty_pages"] = 0 if feed.entries else state["empty_pages"] + 1
-            state["done"] = (feed.total is not None and state["start"] >= feed.total) or state["empty_pages"] >= 3
+            if (feed.total is not None and state["start"] >= feed.total) or state["empty_pages"] >= 3:
+                _finished(session, state)
             session.maybe_checkpoint()
 
 

@@ -72,6 +72,9 @@ class PullPlan:
     update: bool = False
     api_key: str = field(default="", repr=False)  # OpenAlex's; never printed, never written to the state file
     overlap_days: int = UPDATE_OVERLAP_DAYS
+    # "published": the window is on publication dates (any key); "created": on the day a work entered
+    # OpenAlex (from_created_date, reliable for late-indexed works, but only for Premium keys)
+    update_by: str = "published"
 
 
 def plan_jobs(openalex: str = "", topic: str = "", venue: str = "", since: str = "", until: str = "",

@@ -75,6 +75,11 @@ def register(sub) -> None:
                              "neighbourhood is not refreshed)")
     limits.add_argument("--update-overlap", type=int, default=None, metavar="DAYS",
                         help="with --update: days re-asked before the newest date held (default: 30)")
+    limits.add_argument("--update-by", choices=("published", "created"), default="published",
+                        help="with --update, OpenAlex jobs: 'published' re-asks by publication date (any key); "
+                             "'created' asks for the works OpenAlex added since the last pull (from_created_date, "
+                             "which catches late-indexed works of any date; OpenAlex opens it to Premium keys "
+                             "only) (default: published)")
     limits.add_argument("--restart", action="store_true",
                         help="ignore the resume state and run every job from its start (the output is kept)")
     pull.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -109,7 +114,7 @@ def run_pull(args: argparse.Namespace) -> int:
                           args.from_bib, args.hops, args.citing_per_work)
     plan = pull.PullPlan(args.out, jobs, args.max_works, args.max_requests, args.mailto.strip(),
                          args.openalex_api_base, args.arxiv_api_base, args.restart, args.update,
-                         api_key=args.api_key.strip(), overlap_days=overlap)
+                         api_key=args.api_key.strip(), overlap_days=overlap, update_by=args.update_by)
     try:
         report = pull.run_pull(plan, warn, show_progress=not (args.quiet or args.json))
     except pull.PullError as err:
