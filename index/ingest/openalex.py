@@ -25,7 +25,7 @@ MIN_INTERVAL_S = 0.11  # at most 10 requests a second, the API's per-second limi
 PER_PAGE = 200  # the API's maximum
 IDS_PER_REQUEST = 50  # OR-ed values in one filter (the API takes up to 100; 50 keeps URLs short)
 TITLE_CANDIDATES = 25  # a search costs the same for 1 or 200 results; the ranking is boosted by citations
-KEY_HELP = ("pass --api-key KEY or set $OPENALEX_API_KEY (a free key: https://openalex.org/settings/api)")
+KEY_HELP = ("pass --api-key KEY or set $OPENALEX_API_KEY (a free key: https://openalex.org/rest-api)")
 MAX_ABSTRACT_WORDS = 20_000  # an inverted index claiming more is damaged; its first words are kept
 WORK_FIELDS = ("id,doi,title,display_name,publication_year,publication_date,primary_location,locations,"
                "authorships,abstract_inverted_index,referenced_works,cited_by_count,type")

@@ -57,7 +57,7 @@ def register(sub) -> None:
     limits.add_argument("--api-key", default=os.environ.get("OPENALEX_API_KEY", ""), metavar="KEY",
                         help="OpenAlex API key (default: $OPENALEX_API_KEY, which keeps it out of the process "
                              "list and shell history); sent as the api_key parameter, never printed or written "
-                             "to the state file. Free at https://openalex.org/settings/api; without one OpenAlex "
+                             "to the state file. Free at https://openalex.org/rest-api; without one OpenAlex "
                              "gives a small daily budget")
     limits.add_argument("--mailto", default=os.environ.get("PEERLINT_MAILTO", ""), metavar="EMAIL",
                         help="accepted for old scripts; it buys nothing since OpenAlex ended its polite pool "
