@@ -827,3 +827,14 @@ def test_update_by_created_asks_what_openalex_added_since_the_last_pull(api, tmp
     report, _ = run(server, tmp_path, [TOPIC], update=True, today=dt.date(2026, 11, 28))  # back to published
     assert "created" not in server.requests[-1][1]["filter"]
     assert server.requests[-1][1]["filter"].endswith(",from_publication_date:2020-04-05")  # W2 is the newest
+
+
+def test_a_429_asking_for_an_hour_stops_now_and_says_when(api, tmp_path):
+    server = api([], feed_pages=[atom([("2401.00001v1", "A preprint", "Text.", "2024-01-02T10:00:00Z")], total=1)])
+    server.faults = [(429, {"Retry-After": "3600"}, b"")]
+    sleeps = Sleeps()
+    report, _ = run(server, tmp_path, [pull.ArxivJob(("cs.CL",))], sleeps=sleeps, api_key="")
+    assert sleeps == [] and report.requests == 1 and report.total == 0
+    assert report.stopped.startswith("http://127.0.0.1:") and "/api/query answered 429: Too Many Requests;" in report.stopped
+    assert "(in 1 h 0 min); run the same command again then to resume" in report.stopped
+    assert "API key" not in report.stopped  # an OpenAlex key would not help arXiv

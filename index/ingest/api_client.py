@@ -64,9 +64,9 @@ class RateLimited(FetchError):
 class QuotaSpent(RateLimited):
     """A 429 that will not clear within MAX_WAIT_S (a spent daily budget): stop now, resume at `resume_at`."""
 
-    def __init__(self, message: str, detail: str, resume_at: dt.datetime | None) -> None:
+    def __init__(self, message: str, detail: str, resume_at: dt.datetime | None, url: str = "") -> None:
         super().__init__(message)
-        self.detail, self.resume_at = detail, resume_at
+        self.detail, self.resume_at, self.url = detail, resume_at, url  # url: without its query
 
 
 @dataclass
@@ -167,7 +167,7 @@ class ApiClient:
             resume_at = self._now() + dt.timedelta(seconds=wait) if wait is not None else None
             when = (f"; it accepts requests again from {resume_at:%Y-%m-%d %H:%M} UTC "
                     f"(in {_duration(wait)})") if resume_at else ""
-            raise QuotaSpent(f"{_short(url)} answered 429: {detail}{when}", detail, resume_at)
+            raise QuotaSpent(f"{_short(url)} answered 429: {detail}{when}", detail, resume_at, _short(url))
         return wait
 
     def _fetch(self, url: str) -> tuple[int, Mapping[str, str], bytes]:

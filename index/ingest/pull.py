@@ -48,7 +48,8 @@ def run_pull(plan: PullPlan, warn: Warn, show_progress: bool = True, client: Api
             else:
                 bib_job(session, job)
     except QuotaSpent as err:  # a spent daily budget: stop now, with the server's words and when to come back
-        hint = "" if plan.api_key else "; an OpenAlex API key (--api-key or $OPENALEX_API_KEY) has a larger budget"
+        keyless = not plan.api_key and not err.url.startswith(plan.arxiv_base.split("?")[0])
+        hint = "; an OpenAlex API key (--api-key or $OPENALEX_API_KEY) has a larger budget" if keyless else ""
         session.report.stopped = f"{err}; run the same command again then to resume{hint}"
     except (BudgetExhausted, RateLimited) as err:
         session.report.stopped = f"{err}; run the same command again to resume"
