@@ -135,13 +135,15 @@ class Api:
             elif key == "doi":
                 wanted = {v.lower() for v in value.split("|")}
                 if wanted & self.refused_dois:
+                    refused = sorted(wanted & self.refused_dois)[0]
                     return 400, JSON, json.dumps({"error": "Invalid query parameters error.",
-                                                  "message": f"{sorted(wanted & self.refused_dois)[0]} is refused"}).encode()
+                                                  "message": f"{refused} is refused"}).encode()
                 works = [w for w in works if w["doi"] and w["doi"].lower().removeprefix("https://doi.org/") in wanted]
             elif key == "cites":
                 works = [w for w in works if f"https://openalex.org/{value}" in w["referenced_works"]]
             elif key == "title.search":  # every word in the title; ranked by citations, as the API boosts
-                works = sorted((w for w in works if tokens(value) <= tokens(w["title"])), key=lambda w: -w["cited_by_count"])
+                works = sorted((w for w in works if tokens(value) <= tokens(w["title"])),
+                               key=lambda w: -w["cited_by_count"])
             elif key == "from_publication_date":
                 works = [w for w in works if w["publication_date"] >= value]
             elif key == "to_publication_date":
@@ -199,7 +201,8 @@ class Invalid(Exception):
 FIELDS = {"openalex", "doi", "cites", "title.search", "title_and_abstract.search", "from_publication_date",
           "to_publication_date", "primary_location.source.id", "type", "concepts.id", "title.search.exact",
           "from_created_date"}
-RECORDED_401 = json.loads((REPO / "tests/data/recordings/openalex/error_401_unknown_key.json").read_text())["body"].encode()
+RECORDED_401 = json.loads((REPO / "tests/data/recordings/openalex/error_401_unknown_key.json").read_text())["body"]
+RECORDED_401 = RECORDED_401.encode()
 
 
 def validate(params: dict) -> list[tuple[str, str]]:
@@ -508,7 +511,8 @@ def test_bib_neighbourhood_two_hops(api, tmp_path):
     server = api(neighbourhood())
     report, _ = run(server, tmp_path, [pull.BibJob((bib,), hops=2, citing_per_work=1)])
     assert report.complete
-    assert report.bib == {"entries": 5, "by_doi": 1, "by_arxiv": 1, "by_title": 1, "not_found": ["unknown", "notitle"], "rejected": []}
+    assert report.bib == {"entries": 5, "by_doi": 1, "by_arxiv": 1, "by_title": 1, "not_found": ["unknown", "notitle"],
+                          "rejected": []}
     ids = [r["id"] for r in records(tmp_path / "pulled.jsonl")]
     assert ids[:3] == ["W1", "W2", "W3"]
     assert ids[3] == "W10"  # the frontier is fetched most-cited-by-the-neighbourhood first
@@ -619,7 +623,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(api, tmp_path, args, message):
     assert message in result.stderr and "Traceback" not in result.stderr
 
 
-# --- the live services' rules (issue #35) -------------------------------------------------------------------------------
+# --- the live services' rules (issue #35) ------------------------------------------------------------------
 
 QUESTIONS = r"""
 @inproceedings{clark2019, title = {What Does {BERT} Look at? An Analysis of {BERT}'s Attention}, year = 2019}
@@ -727,7 +731,8 @@ def test_a_spent_daily_budget_stops_at_once_with_the_servers_message(api, tmp_pa
     assert "Insufficient budget. This request costs $0.001 but you only have $0.0005 remaining. Resets at " \
            "midnight UTC" in report.stopped
     assert "accepts requests again from" in report.stopped and " 00:00 UTC (in " in report.stopped
-    assert report.stopped.endswith(" min); run the same command again then to resume; an OpenAlex API key (--api-key or $OPENALEX_API_KEY) has a larger budget")
+    assert report.stopped.endswith(" min); run the same command again then to resume; an OpenAlex API key "
+                                   "(--api-key or $OPENALEX_API_KEY) has a larger budget")
     assert report.budget_left == "5"
     server.credits = 100  # the next day: the same command goes on
     report, _ = run(server, tmp_path, [TOPIC])
@@ -764,7 +769,7 @@ def test_arxiv_cat_prefix_is_not_doubled():
     assert arxiv.search_query(["cat:cs.CL"]) == "cat:cs.CL"
 
 
-# --- resume states of the previous version -----------------------------------------------------------------------------
+# --- resume states of the previous version --------------------------------------------------------------
 
 
 def test_a_state_file_of_the_previous_version_resumes(api, tmp_path):
@@ -801,7 +806,8 @@ def test_a_state_file_it_cannot_use_is_one_warning_and_nothing_is_lost(api, tmp_
     assert len(warnings) == 1 and says in warnings[0]
 
 
-@pytest.mark.parametrize("base, says", [("foo", "is not an http(s) URL"), ("http://127.0.0.1:9/a b", "cannot be reached")])
+@pytest.mark.parametrize("base, says", [("foo", "is not an http(s) URL"),
+                                        ("http://127.0.0.1:9/a b", "cannot be reached")])
 def test_no_failure_message_carries_the_key(base, says):
     client = ApiClient(3, retries=0, sleep=Sleeps())
     with pytest.raises(pull.FetchError) as caught:

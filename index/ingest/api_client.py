@@ -172,7 +172,8 @@ class ApiClient:
 
     def _fetch(self, url: str) -> tuple[int, Mapping[str, str], bytes]:
         try:
-            request = urllib.request.Request(url, headers={"User-Agent": self.user_agent, "Accept-Encoding": "identity"})
+            headers = {"User-Agent": self.user_agent, "Accept-Encoding": "identity"}
+            request = urllib.request.Request(url, headers=headers)
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
                 return response.status, response.headers, response.read()
         except urllib.error.HTTPError as err:

@@ -149,8 +149,9 @@ def search_value(text: str) -> str:
     unquoted `?` or `*` in a stemmed `.search` field ("Wildcards (* or ?) require the exact (no-stem)
     field"), to a leading wildcard and to a word starting with `!`; `,` `|` split filters and values; a
     `"`, `~` or an upper-case AND/OR/NOT turns the value into a Lucene query_string, where brackets and
-    slashes are syntax (the API folds curly quotes to '"' first). None of these carry meaning in a title (the analyzer drops punctuation), so they
-    become spaces, HTML tags and LaTeX markup are dropped, and the operators are lower-cased.
+    slashes are syntax (the API folds curly quotes to '"' first). None of these carry meaning in a title
+    (the analyzer drops punctuation), so they become spaces, HTML tags and LaTeX markup are dropped, and
+    the operators are lower-cased.
     """
     text = re.sub(r"\\[a-zA-Z]+\*?|[{}$]", " ", _TAGS.sub("", text))
     return _OPERATORS.sub(lambda m: m.group(1).lower(), " ".join(_SEARCH_SYNTAX.sub(" ", text).split()))

@@ -22,8 +22,8 @@ from .pull_plan import UPDATE_OVERLAP_DAYS, ArxivJob, BibJob, OpenAlexJob, PullE
 from .pull_session import PullReport, PullSession
 from .records import Warn
 
-__all__ = ["ArxivJob", "BibJob", "FetchError", "KeyRefused", "OpenAlexJob", "PullError", "PullPlan", "PullReport", "QueryRejected",
-           "UPDATE_OVERLAP_DAYS", "plan_jobs", "run_pull", "update_since"]
+__all__ = ["ArxivJob", "BibJob", "FetchError", "KeyRefused", "OpenAlexJob", "PullError", "PullPlan", "PullReport",
+           "QueryRejected", "UPDATE_OVERLAP_DAYS", "plan_jobs", "run_pull", "update_since"]
 
 
 def run_pull(plan: PullPlan, warn: Warn, show_progress: bool = True, client: ApiClient | None = None,
@@ -36,7 +36,8 @@ def run_pull(plan: PullPlan, warn: Warn, show_progress: bool = True, client: Api
              "budget (1,000 credits; a title look-up costs 10, a page of works 1); a free key buys more")
     t0 = time.perf_counter()
     session = PullSession(plan, warn, show_progress, client)
-    session.today = today or dt.datetime.now(dt.timezone.utc).date()
+    if today is not None:  # the tests' calendar; else the session's UTC today
+        session.today = today
     try:
         for job in plan.jobs:
             if not session.room():
