@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..papers import Paper
-from .api_client import ApiClient, FetchError
+from .api_client import ApiClient, FetchError, QueryRejected
 from .identity import normalise_arxiv_id, normalise_doi
 from .records import BadRecord, clean_text, parse_date
 
@@ -110,10 +110,17 @@ class Feed:
     entries: int  # entries on this page, papers or not
 
 
+def category(value: str) -> str:
+    """'cs.CL' or 'cat:cs.CL' -> 'cs.CL': the `cat:` field name is written by `search_query`, never twice."""
+    value = value.strip()
+    return value[4:].strip() if value.lower().startswith("cat:") else value
+
+
 def search_query(categories: Sequence[str], since: str = "", until: str = "") -> str:
     """`(cat:cs.CL OR cat:cs.LG) AND submittedDate:[202401010000 TO 202412312359]` for the API."""
-    cats = " OR ".join(f"cat:{c.strip()}" for c in categories if c.strip())
-    query = f"({cats})" if len(categories) > 1 else cats
+    names = [c for c in map(category, categories) if c]
+    cats = " OR ".join(f"cat:{c}" for c in names)
+    query = f"({cats})" if len(names) > 1 else cats
     if since or until:
         start = (since.replace("-", "") + "0101")[:8] if since else "19910101"
         end = _end_of(until) if until else "99991231"
@@ -127,22 +134,38 @@ def _end_of(date: str) -> str:
     return parts[0] + (parts[1] if len(parts) > 1 else "12") + (parts[2] if len(parts) > 2 else "31")
 
 
+def error_of(xml_text: str) -> str:
+    """The message of the API's error entry (id …/api/errors#…, the summary says why); '' when there is none."""
+    try:
+        root = ET.fromstring(xml_text)
+    except ET.ParseError:
+        return ""
+    for entry in root.findall("atom:entry", _NS):
+        entry_id = entry.findtext("atom:id", default="", namespaces=_NS)
+        if "/api/errors" in entry_id:
+            return clean_text(entry.findtext("atom:summary", default="", namespaces=_NS)) or entry_id.rsplit("#", 1)[-1]
+    return ""
+
+
+def _rejected(message: str, status: int = 400) -> QueryRejected:
+    return QueryRejected(f"arXiv rejected the query: {message}; check the categories (e.g. cs.CL) and the dates",
+                         status, message)
+
+
 def parse_feed(xml_text: str) -> Feed:
-    """Papers of one Atom page; an API error entry (id …/api/errors#…) becomes a `FetchError`."""
+    """Papers of one Atom page; an API error entry (id …/api/errors#…) becomes a `QueryRejected`."""
     try:
         root = ET.fromstring(xml_text)
     except ET.ParseError as err:
         raise FetchError(f"arXiv answered a feed that does not parse ({err}); run again to resume") from None
     if root.tag != f"{{{_NS['atom']}}}feed":
         raise FetchError(f"arXiv answered <{root.tag}> instead of an Atom feed: is the API base URL right?")
+    if message := error_of(xml_text):
+        raise _rejected(message)
     total_text = root.findtext("opensearch:totalResults", default="", namespaces=_NS).strip()
     entries = root.findall("atom:entry", _NS)
     papers = []
     for entry in entries:
-        entry_id = entry.findtext("atom:id", default="", namespaces=_NS)
-        if "/api/errors" in entry_id:
-            message = clean_text(entry.findtext("atom:summary", default="", namespaces=_NS))
-            raise FetchError(f"arXiv rejected the query: {message or entry_id}; check the category and dates")
         try:
             papers.append(entry_to_paper(entry))
         except BadRecord:
@@ -186,7 +209,13 @@ class ArxivApi:
         self.client, self.base = client, base
 
     def page(self, query: str, start: int, size: int | None = None) -> Feed:
-        text = self.client.get_text(self.base, {"search_query": query, "start": start, "max_results": size or PAGE_SIZE,
-                                                "sortBy": "submittedDate", "sortOrder": "ascending"},
-                                    min_interval=MIN_INTERVAL_S)
+        try:
+            text = self.client.get_text(self.base, {"search_query": query, "start": start,
+                                                    "max_results": size or PAGE_SIZE, "sortBy": "submittedDate",
+                                                    "sortOrder": "ascending"}, min_interval=MIN_INTERVAL_S)
+        except QueryRejected as err:  # HTTP 400 with an Atom error entry: its summary, not the XML
+            message = error_of(err.body.decode("utf-8", errors="replace"))
+            if message:
+                raise _rejected(message, err.status) from None
+            raise
         return parse_feed(text)

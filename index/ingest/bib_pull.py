@@ -5,6 +5,7 @@ DOI, 10.48550/arXiv.ID), then exact normalised title (one request each). Hop 1 a
 cites, and the `citing_per_work` most-cited works citing each; hop 2 adds the works hop 1 cites. A
 frontier is fetched most-referenced-first, so when `--max-works` cuts it, what is left out is what the
 neighbourhood cites least. Each step is recorded in the job's state, so a stopped pull resumes there.
+An entry or a batch the API refuses (HTTP 400) is skipped and reported, never the end of the pull.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .api_client import QueryRejected
 from .identity import normalise_doi
 from .latex_sources import CitedWork, cited_works
 from .openalex import IDS_PER_REQUEST, short_id, work_to_paper
@@ -32,10 +34,11 @@ class BibResolution:
     by_arxiv: int
     by_title: int
     not_found: tuple[str, ...]
+    rejected: tuple[str, ...] = ()  # keys of entries the API refused (HTTP 400) by DOI or title
 
     def as_dict(self) -> dict[str, object]:
         return {"entries": self.entries, "by_doi": self.by_doi, "by_arxiv": self.by_arxiv,
-                "by_title": self.by_title, "not_found": list(self.not_found)}
+                "by_title": self.by_title, "not_found": list(self.not_found), "rejected": list(self.rejected)}
 
 
 def bib_job(session: PullSession, job: BibJob) -> None:
@@ -45,7 +48,7 @@ def bib_job(session: PullSession, job: BibJob) -> None:
     works = cited_works(job.bib_files, session.warn)
     if not works:
         raise PullError(f"{', '.join(map(str, job.bib_files))} has no BibTeX entries to start from")
-    state = session.job_state(job.key, seeds={}, how={}, layer={}, citing_done=[], hop_done=[])
+    state = session.job_state(job.key, seeds={}, how={}, layer={}, citing_done=[], hop_done=[], rejected={})
     try:
         if not state["done"]:
             with session.progress("bibliography"):
@@ -68,7 +71,8 @@ def _run(session: PullSession, job: BibJob, works: Sequence[CitedWork], state: d
 def _resolution(works: Sequence[CitedWork], state: dict) -> BibResolution:
     how = Counter(state["how"].get(w.key, "") for w in works if state["seeds"].get(w.key))
     missing = tuple(w.key for w in works if w.key in state["seeds"] and not state["seeds"][w.key])
-    return BibResolution(len(works), how["doi"], how["arxiv"], how["title"], missing)
+    rejected = tuple(w.key for w in works if w.key in state["rejected"])
+    return BibResolution(len(works), how["doi"], how["arxiv"], how["title"], missing, rejected)
 
 
 def _hold(session: PullSession, state: dict, work: dict, layer: int) -> str:
@@ -93,7 +97,12 @@ def _resolve_seeds(session: PullSession, works: Sequence[CitedWork], state: dict
             doi = normalise_doi(doi_of(w))
             if doi and w.key not in seeds and not any(c in doi for c in _UNSAFE_IN_FILTER):
                 wanted.setdefault(doi, []).append(w)
-        for work in session.openalex.by_filter_values("doi", list(wanted)):
+
+        def refused(doi: str, why: str) -> None:  # the entry goes on to its title
+            for w in wanted.get(doi, []):
+                _reject(session, state, w.key, f"bib entry {w.key!r} (DOI {doi})", why)
+
+        for work in session.openalex.by_filter_values("doi", list(wanted), refused):
             held = _hold(session, state, work, 0)
             for w in wanted.get(normalise_doi(str(work.get("doi") or "")), []) if held else []:
                 seeds[w.key], how[w.key] = held, kind
@@ -106,11 +115,23 @@ def _resolve_seeds(session: PullSession, works: Sequence[CitedWork], state: dict
             continue
         if not session.room():
             return
-        work = session.openalex.search_title(w.title)
+        try:
+            work = session.openalex.search_title(w.title)
+        except QueryRejected as err:
+            if err.status != 400:
+                raise
+            _reject(session, state, w.key, f"bib entry {w.key!r} (title {w.title[:80]!r})", err.detail)
+            work = None
         seeds[w.key] = _hold(session, state, work, 0) if work is not None else ""
         if seeds[w.key]:
             how[w.key] = "title"
         session.maybe_checkpoint()
+
+
+def _reject(session: PullSession, state: dict, key: str, what: str, why: str) -> None:
+    """Record that the API refused one entry; it is reported, and not asked again on resume."""
+    state["rejected"][key] = f"{what}: {why}"[:300]
+    session.reject(what, why)
 
 
 def _expand(session: PullSession, state: dict, hop: int, citing_per_work: int) -> None:
@@ -122,12 +143,14 @@ def _expand(session: PullSession, state: dict, hop: int, citing_per_work: int) -
         paper = session.papers.get(pid)
         if paper is not None:
             counts.update(paper.references)
-    frontier = [ref for ref, _n in counts.most_common() if session.papers.get(ref) is None and short_id(ref)]
+    frontier = [ref for ref, _n in counts.most_common()
+                if session.papers.get(ref) is None and short_id(ref) and ref not in state["rejected"]]
     for i in range(0, len(frontier), IDS_PER_REQUEST):
         if not session.room():
             return
         batch = frontier[i: i + IDS_PER_REQUEST]
-        for work in session.openalex.by_filter_values("openalex", batch):
+        refused = lambda wid, why: _reject(session, state, wid, f"referenced work {wid}", why)  # noqa: E731
+        for work in session.openalex.by_filter_values("openalex", batch, refused):
             _hold(session, state, work, hop)
         session.maybe_checkpoint()
     if not citing_per_work:
@@ -137,8 +160,14 @@ def _expand(session: PullSession, state: dict, hop: int, citing_per_work: int) -
             continue
         if not session.room():
             return
-        page = session.openalex.page(f"cites:{pid}", per_page=citing_per_work, sort="cited_by_count:desc")
-        for work in page.works:
+        try:
+            works = session.openalex.page(f"cites:{pid}", per_page=citing_per_work, sort="cited_by_count:desc").works
+        except QueryRejected as err:
+            if err.status != 400:
+                raise
+            _reject(session, state, pid, f"the works citing {pid}", err.detail)
+            works = []
+        for work in works:
             _hold(session, state, work, hop)
         state["citing_done"].append(pid)
         session.maybe_checkpoint()

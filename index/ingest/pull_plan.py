@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import arxiv as arxiv_api
@@ -54,17 +54,27 @@ class BibJob:
         return "bib " + json.dumps([str(p.resolve()) for p in self.bib_files] + [self.hops])
 
 
+UPDATE_OVERLAP_DAYS = 30
+
+
 @dataclass(frozen=True)
 class PullPlan:
     out: Path
     jobs: tuple[OpenAlexJob | ArxivJob | BibJob, ...]
     max_works: int = 5000
     max_requests: int = 2000
-    mailto: str = ""
+    mailto: str = ""  # only a contact in the User-Agent: OpenAlex has had no polite pool since February 2026
     openalex_base: str = openalex_api.DEFAULT_BASE
     arxiv_base: str = arxiv_api.DEFAULT_BASE
     restart: bool = False  # ignore the state file: every job starts again (the output is still deduplicated)
-    update: bool = False  # finished OpenAlex and arXiv jobs fetch again what is dated on or after their newest work
+    # finished OpenAlex and arXiv jobs fetch again what is dated from `overlap_days` before their newest
+    # work (capped at today) on, so works indexed after the last pull with an older date are caught too
+    update: bool = False
+    api_key: str = field(default="", repr=False)  # OpenAlex's; never printed, never written to the state file
+    overlap_days: int = UPDATE_OVERLAP_DAYS
+    # "published": the window is on publication dates (any key); "created": on the day a work entered
+    # OpenAlex (from_created_date, reliable for late-indexed works, but only for Premium keys)
+    update_by: str = "published"
 
 
 def plan_jobs(openalex: str = "", topic: str = "", venue: str = "", since: str = "", until: str = "",
@@ -77,5 +87,5 @@ def plan_jobs(openalex: str = "", topic: str = "", venue: str = "", since: str =
     if openalex or topic or venue:
         jobs.append(OpenAlexJob(openalex, topic, venue, since, until))
     if arxiv_categories:
-        jobs.append(ArxivJob(tuple(arxiv_categories), since, until))
+        jobs.append(ArxivJob(tuple(arxiv_api.category(c) for c in arxiv_categories), since, until))
     return tuple(jobs)

@@ -9,6 +9,7 @@ resumes where it was.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import gzip
 import json
 import lzma
@@ -43,8 +44,10 @@ class PullReport:
     duplicates: int = 0  # works already held, nothing to add
     without_abstract: int = 0  # of the new works
     skipped: int = 0  # API records that were not usable works
+    rejected: list[str] = field(default_factory=list)  # entries the API refused (HTTP 400), skipped: what and why
     bib: dict[str, object] = field(default_factory=dict)  # see bib_pull.BibResolution
     requests: int = 0
+    budget_left: str = ""  # OpenAlex's X-RateLimit-Remaining after the last request (credits left today)
     rate_limited: int = 0
     retried: int = 0
     waited_s: float = 0.0
@@ -67,9 +70,10 @@ class PullSession:
         self.plan, self.warn, self.show, self._clock = plan, warn, show_progress, clock
         agent = f"peerlint corpus pull (mailto:{plan.mailto})" if plan.mailto else ""
         self.client = client or ApiClient(plan.max_requests, user_agent=agent)
-        self.openalex = openalex_api.OpenAlex(self.client, plan.openalex_base, plan.mailto)
+        self.openalex = openalex_api.OpenAlex(self.client, plan.openalex_base, plan.api_key)
         self.arxiv = arxiv_api.ArxivApi(self.client, plan.arxiv_base)
         self.papers = PaperSet()
+        self.today = dt.datetime.now(dt.timezone.utc).date()  # --update's overlap window ends here
         self.state_file = state_path(plan.out)
         self.state: dict = {"version": STATE_VERSION, "jobs": {}}
         self._last_checkpoint = clock()
@@ -100,6 +104,12 @@ class PullSession:
             self.report.duplicates += 1
         assert first is not None
         return self.papers.get(first.id)
+
+    def reject(self, what: str, why: str) -> None:
+        """An entry the API refused (HTTP 400): skipped and reported, the pull goes on."""
+        line = f"{what}: {why}"[:300]
+        self.report.rejected.append(line)
+        self.warn(f"OpenAlex refused {line}; skipped")
 
     def add_works(self, works: Iterable[dict], source: str = "openalex") -> list[Paper | None]:
         """Hold each OpenAlex work; returns what `add` answered for each usable one."""
@@ -136,10 +146,28 @@ class PullSession:
             else:
                 if isinstance(state, dict) and state.get("version") == STATE_VERSION and isinstance(state.get("jobs"), dict):
                     self.state = state
+                else:
+                    found = state.get("version") if isinstance(state, dict) else type(state).__name__
+                    self.warn(f"{self.state_file}: a resume state of another format (version {found!r}, this "
+                              f"peerlint writes {STATE_VERSION}); starting every job again, the {len(self.papers)} "
+                              f"works in {out} are kept")
         return len(self.papers)
 
     def job_state(self, key: str, **initial: object) -> dict:
-        return self.state["jobs"].setdefault(key, {"done": False, **initial})
+        """The job's resume state; fields a previous version did not write start at `initial`, and a job
+        whose fields have the wrong types starts again (its works stay in the output)."""
+        defaults = {"done": False, **initial}
+        state = self.state["jobs"].get(key)
+        if isinstance(state, dict) and all(type(state.get(k, v)) is type(v) or (v is None or state.get(k) is None)
+                                           for k, v in defaults.items()):
+            for k, v in defaults.items():
+                state.setdefault(k, v)
+            return state
+        if state is not None:
+            self.warn(f"{self.state_file}: the state of job {key[:60]!r} is damaged; that job starts again "
+                      "(the works already in the output are kept)")
+        self.state["jobs"][key] = defaults
+        return defaults
 
     def maybe_checkpoint(self) -> None:
         if self._clock() - self._last_checkpoint >= CHECKPOINT_S:
