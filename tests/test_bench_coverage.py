@@ -35,3 +35,19 @@ def test_coverage_of_a_real_project_by_each_method(tmp_path, capsys):
     assert project["held"] == {"doi": 1, "arxiv": 1, "title": 1, "author-year": 1}
     assert abs(project["coverage"] - 4 / 30) < 1e-9
     assert result["dataset"]["papers"] == 5 and result["commit"] and result["command"]
+
+
+def test_a_work_the_corpus_dates_after_the_project_is_not_counted_as_held(tmp_path, capsys):
+    """DeepSphere's newest .bib entry is of 2020: a match dated 2030 was not in any index when it was written."""
+    corpus = tmp_path / "corpus.jsonl"
+    rows = [{"id": "x1", "title": "Spherical convolutions and their application in molecular modelling", "year": 2030},
+            {"id": "doi-one", "title": "Some other title", "doi": "10.1109/MCSE.2007.55", "year": 2007}]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "results"
+    assert main(["bench", "coverage", "--from-latex", str(REAL / "iclr2020-deepsphere"), "--corpus", str(corpus),
+                 "--out", str(out)]) == 0
+    (result,) = [json.loads(p.read_text()) for p in out.glob("coverage-*.json")]
+    (project,) = result["projects"]
+    assert project["year"] == 2020
+    assert project["held"] == {"doi": 1} and project["held_later"] == 1
+    assert abs(project["coverage"] - 1 / 30) < 1e-9

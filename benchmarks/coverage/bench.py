@@ -4,7 +4,10 @@ No retriever can suggest a paper the index does not hold, so this is the ceiling
 suggestions for that project. For each project: the root .tex (the one with \\documentclass and
 \\begin{document} whose project cites the most keys), every \\cite-like key of the files it reads
 (tables and captions included), the keys its .bib files resolve, and of those, the works the corpus
-holds by DOI, arXiv id, normalised title or surname + year (`index/ingest/holdings.py`). The corpus is `--corpus`,
+holds by DOI, arXiv id, normalised title or surname + year (`index/ingest/holdings.py`), counted as held
+only when the corpus dates it no later than the project's year (the newest year among its .bib entries):
+a preprint cited before its venue version appeared was not in an index when the paper was written, so it
+is counted apart ("held, dated later"). The corpus is `--corpus`,
 else the papers of the index (`--index`, default the user's), else the shipped proceedings; no vectors
 are read, so it runs in seconds, before and after a `peerlint corpus pull`.
 """
@@ -47,6 +50,8 @@ class ProjectCoverage:
     with_doi: int = 0
     with_arxiv: int = 0
     held: dict[str, int] = field(default_factory=dict)  # method -> works found
+    year: int | None = None  # the project's year: the newest year its .bib entries give
+    held_later: int = 0  # found, but the corpus dates them after `year`: an index at writing time lacked them
     missing: list[dict[str, str]] = field(default_factory=list)
     unresolved_keys: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -72,20 +77,23 @@ def run(args: argparse.Namespace) -> int:
     holdings = Holdings(papers)
     print(f"coverage: {holdings.size:,} papers in {corpus_label}", file=sys.stderr, flush=True)
     results = [_coverage(root, holdings) for root in projects]
-    rows = [[r.name, r.cited, r.in_bib, r.with_doi, r.with_arxiv, *(r.held.get(m, 0) for m in METHODS),
-             r.held_total, _percent(r.coverage)] for r in results]
+    rows = [[r.name, r.year, r.cited, r.in_bib, r.with_doi, r.with_arxiv, *(r.held.get(m, 0) for m in METHODS),
+             r.held_total, r.held_later, _percent(r.coverage)] for r in results]
     totals = ProjectCoverage("all", "")
     for r in results:
         totals.cited += r.cited
         totals.in_bib += r.in_bib
         totals.with_doi += r.with_doi
         totals.with_arxiv += r.with_arxiv
+        totals.held_later += r.held_later
         for method, n in r.held.items():
             totals.held[method] = totals.held.get(method, 0) + n
-    rows.append(["all", totals.cited, totals.in_bib, totals.with_doi, totals.with_arxiv,
-                 *(totals.held.get(m, 0) for m in METHODS), totals.held_total, _percent(totals.coverage)])
-    print_table(rows, ["project", "cited", "in .bib", "DOI", "arXiv", *(f"by {m}" for m in METHODS), "held",
-                       "coverage"], title=f"Cited works held by {corpus_label}")
+    rows.append(["all", None, totals.cited, totals.in_bib, totals.with_doi, totals.with_arxiv,
+                 *(totals.held.get(m, 0) for m in METHODS), totals.held_total, totals.held_later,
+                 _percent(totals.coverage)])
+    print_table(rows, ["project", "year", "cited", "in .bib", "DOI", "arXiv", *(f"by {m}" for m in METHODS), "held",
+                       "held, dated later", "coverage"],
+                title=f"Cited works held by {corpus_label} (held: dated no later than the project's newest .bib year)")
     if args.missing:
         for r in results:
             for work in r.missing:
@@ -95,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
         "projects": [{**{k: v for k, v in r.__dict__.items()}, "held_total": r.held_total, "coverage": r.coverage}
                      for r in results],
         "total": {"cited": totals.cited, "in_bib": totals.in_bib, "held": totals.held, "held_total": totals.held_total,
-                  "coverage": totals.coverage},
+                  "held_later": totals.held_later, "coverage": totals.coverage},
+        "rule": "a cited work counts as held when the corpus holds it dated no later than the project's year (the "
+                "newest year among its .bib entries); held but dated later is counted apart, not as held",
         "seconds": round(time.perf_counter() - started, 1), "peak_rss_mb": peak_rss_mb(),
     }
     path = write_result(args.out, "coverage", payload)
@@ -184,6 +194,7 @@ def _coverage(root: Path, holdings) -> ProjectCoverage:
     keys, bibs, warnings = _cited_keys(root)
     result = ProjectCoverage(name, str(root), cited=len(keys), warnings=list(warnings))
     works = {w.key: w for w in cited_works(bibs, result.warnings.append)}
+    result.year = max((w.year for w in works.values() if w.year), default=None)
     for key in keys:
         work = works.get(key)
         if work is None:
@@ -193,6 +204,9 @@ def _coverage(root: Path, holdings) -> ProjectCoverage:
         result.with_doi += bool(work.doi)
         result.with_arxiv += bool(work.arxiv_id)
         match = holdings.find(work)
+        if match is not None and result.year and holdings.years.get(match.paper_id, 0) > result.year:
+            result.held_later += 1  # e.g. a preprint cited before its venue version: not held when written
+            match = None
         if match is None:
             result.missing.append({"key": key, "title": work.title, "doi": work.doi, "arxiv_id": work.arxiv_id})
         else:

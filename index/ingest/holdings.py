@@ -47,9 +47,12 @@ class Holdings:
         self.by_arxiv: dict[str, str] = {}
         self.by_title: dict[str, str] = {}
         self.by_author_year: dict[tuple[str, int], list[tuple[str, str]]] = {}
+        self.years: dict[str, int] = {}  # paper id -> year, where the corpus says
         self.size = 0
         for paper in papers:
             self.size += 1
+            if paper.year:
+                self.years[paper.id] = paper.year
             # an index keeps no DOI field, so the id and the URL are read for one too
             for doi in (normalise_doi(paper.doi), normalise_doi(paper.id), doi_of_url(paper.url)):
                 if doi:
