@@ -397,8 +397,11 @@ def venue(bench: Bench) -> None:
     sub_truth = [p.venue for p in llm_items]
     sub_rows = [[name, len(pred), _r(np.mean([a == b for a, b in zip(pred, sub_truth)]) if pred else None)]
                 for name, pred in sub.items()]
-    matrix = [[v] + [_r(mean(s for s in (llm_scores[p.id][c] for p in llm_items if p.venue == v) if s is not None), 2)
-                     if any(p.venue == v for p in llm_items) else None for c in trio] for v in trio]
+    def mean_score(v: str, c: str) -> float | None:  # None when the LLM gave no score (unavailable, unparsed)
+        scores = [s for s in (llm_scores[p.id][c] for p in llm_items if p.venue == v) if s is not None]
+        return _r(mean(scores), 2) if scores else None
+
+    matrix = [[v] + [mean_score(v, c) for c in trio] for v in trio]
     style = {t: _operating_point(VenueStyleAnalyzer(), head.rating(Q[[v != t for v in truth]], t),
                                  head.rating(Q[[v == t for v in truth]], t))
              for t in venues if t in truth and len(set(truth)) > 1}
