@@ -518,9 +518,9 @@ def _register_zero_shot(head: LinearHead, groups) -> dict:
     wanted = [f"{v} {y}" for v, y in groups]
     return {"trained_on": head.info.get("trained_on"), "excluded_test_venue_years": all(w in kept_out for w in wanted),
             "note": None if all(w in kept_out for w in wanted) else
-            "the shipped register head records no exclusion of these venue-years: it was trained on a hash half of "
-            "every venue-year of the corpus, these included (on scientific vs informal text, not on decisions); "
-            "`--suite informal` now keeps them out when it regenerates the head"}
+            "the register head records no exclusion of these venue-years: it was trained on a hash half of every "
+            "venue-year of the corpus it was built from, so these whenever that corpus held them (on scientific vs "
+            "informal text, not on decisions); `--suite informal` keeps them out when it regenerates the head"}
 
 
 def acceptance(bench: Bench) -> None:
