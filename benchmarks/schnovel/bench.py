@@ -156,7 +156,7 @@ class Bench:
     def fold(self, i: int) -> tuple[str, Callable[[Pair], bool]]:
         """The fold of evaluated pair i and which training pairs it may use: with `--split field`,
         none of the held-out field; with `--split year`, none from the other side of the median year
-        (pairs ending after it are grouped by their start year).  `training_pairs` then drops any
+        (pairs ending after it but starting before it are grouped by their start year).  `training_pairs` then drops any
         pair touching a venue-year, id or title of the fold's evaluated pairs."""
         pair, field_of = self.pairs[i], FieldMap(self.fields)
         if self.split == "field":
@@ -171,7 +171,7 @@ class Bench:
         # a pair ending after the cut may start before it: one fold per start year, so that only that
         # year's venue-years (not every year before the cut) leave the training pairs
         start = self.older(i).year
-        return (f"on years < {cut} (tested on pairs ending later, from {start})",
+        return (f"on years < {cut} (tested on pairs ending later{f', from {start}' if start < cut else ''})",
                 lambda p: self.papers[p.newer].year < cut)
 
     def _model(self, name: str, i: int):
