@@ -367,6 +367,10 @@ def test_the_venue_suite_trains_on_the_shipped_corpus_and_tests_a_given_one():
     titles = {p.title.lower() for p in split.test}
     assert all(p.title.lower() not in titles for p in split.train)  # the same paper under another id
     assert {p.venue for p in split.train} == set(split.venues)
+    from peerlint.benchmarks.harness.holdout import leaks  # nor the rest of a test venue-year (issue #35)
+
+    assert leaks(own.train, own.test) == [] and leaks(split.train, split.test) == []
+    assert not any(p.venue in ("AISTATS", "COLT") and p.year in (2019, 2020) for p in split.train)
     with pytest.raises(BenchError, match="none of the corpus's venues"):
         given_venue_split(shipped, [Paper("x", "A title", "An abstract.", "Workshop on Nothing", 2030)])
 

@@ -207,7 +207,9 @@ def venue_head_for(index, cache_dir: Path | None) -> VenueHead | None:
 
 
 def save_register_head(head: LinearHead, path: Path = HEADS_FILE) -> None:
-    """Written by `peerlint bench drafts --suite informal`; shipped so the editor needs no informal corpus."""
+    """Written by `peerlint bench drafts --suite informal`; shipped so the editor needs no informal corpus.
+    `head.info["train_excludes"]` states what its training kept out (the acceptance suite's venue-years,
+    the held-out half's titles); a head without it predates that rule."""
     save_npz(path, {"model_id": head.model_id, "info": head.info, "version": VERSION},
              {"w": head.w, "b": np.array(head.b), "reference": head.reference.quantiles})
 

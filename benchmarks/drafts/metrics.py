@@ -50,12 +50,6 @@ def win_rate(after: Sequence[float], before: Sequence[float]) -> dict:
             "mean_diff": float(d.mean())}
 
 
-def kfold(n: int, k: int, seed: int = 0) -> list[np.ndarray]:
-    """k disjoint test-index arrays covering range(n), shuffled with `seed`."""
-    order = np.random.default_rng(seed).permutation(n)
-    return [order[i::k] for i in range(k)]
-
-
 PREVALENCES = (0.5, 0.1)  # shares of truly flag-worthy paragraphs the precision is stated at
 
 

@@ -34,8 +34,9 @@ from ...analyzers.novelty.model import fit_pairwise_logistic
 from ...index.ingest.identity import normalise_title
 from ...index.papers import Paper
 from ...server.config import Settings
+from ..harness.holdout import Holdout, assert_no_leak, record_of
 from .context import ARXIVEDITS, Bench, BenchError, load_fortunes, log, stable_split
-from .metrics import PREVALENCES, auroc, flag_rates, kfold, spearman, win_rate
+from .metrics import PREVALENCES, auroc, flag_rates, spearman, win_rate
 from .revisions import EDITED_PARAGRAPHS, EditPair, diff_suite, editor_latency, fit_and_measure, load_pairs
 
 
@@ -90,7 +91,13 @@ def informal(bench: Bench) -> None:
     test_f = [t for t in fortunes if stable_split(t)]
     train_f = [t for t in fortunes if not stable_split(t)]
     test_papers = [p for p in bench.papers if stable_split(p.id)]
-    train_papers = [p for p in bench.papers if not stable_split(p.id)]
+    # the held-out half's papers (by id and title) and the acceptance suite's venue-years stay out, so
+    # the shipped head is zero-shot there and never saw a held-out abstract under another id
+    decided = decision_groups(bench.papers)
+    training = (Holdout.of((), decided) | Holdout.papers(test_papers)).split(
+        p for p in bench.papers if not stable_split(p.id))
+    train_papers = training.papers
+    excludes = training.record(why="held-out half by id and title; the acceptance suite's decision venue-years")
     # train the register head on the training halves only, and save it for the editor
     sci_train = bench.vector_of(rng.sample(train_papers, min(4000, len(train_papers))))
     inf_train = bench.embed(train_f)
@@ -98,7 +105,8 @@ def informal(bench: Bench) -> None:
     y = np.concatenate([np.ones(len(sci_train)), np.zeros(len(inf_train))])
     head = LinearHead.train(X, y, reference=sci_train, model_id=bench.index.manifest.model_id,
                             info={"trained_on": f"{len(sci_train)} proceedings abstracts (train half) vs "
-                                                f"{len(inf_train)} fortunes (train half)", "source": source})
+                                                f"{len(inf_train)} fortunes (train half)", "source": source,
+                                  "train_excludes": excludes})
     save_register_head(head)
     sci_test = rng.sample(test_papers, min(len(test_f), len(test_papers)))
     sci_texts = [bench.first_chunk(p.text) for p in sci_test]
@@ -126,7 +134,7 @@ def informal(bench: Bench) -> None:
                    "percentile of published prose, embedding scorer): informal texts should be flagged, held-out "
                    "abstracts not", OPERATING_HEADERS, [_operating_row("weak-chunk", weak)])],
                  {"rows": rows, "weak_chunk": weak, "llm_histogram": {k2: dict(sorted(v.items())) for k2, v in hist.items()},
-                  "llm_skipped": dict(skipped), "head": head.info})
+                  "llm_skipped": dict(skipped), "head": head.info, "train_excludes": excludes})
 
 
 # -- the editor's flags at their shipped operating points --------------------------------------------
@@ -276,28 +284,37 @@ class VenueSplit:
     train: list[Paper]
     test: list[Paper]
     dataset: dict
+    train_excludes: dict  # `Holdout` record: what was kept out of training, written into the JSON
 
 
 def shipped_venue_split(papers: list[Paper], per_venue: int = 100, indexed: set[str] | None = None) -> VenueSplit:
-    """One year's venues, `per_venue` abstracts each for the test; every other paper of those venues
-    (of those `indexed`, when given) trains."""
+    """One year's venues, `per_venue` abstracts each for the test; the other years of those venues
+    (of those `indexed`, when given) train: the whole test venue-years, not only the sampled
+    abstracts, are kept out, and so is any paper with a test paper's id or title."""
     year, venues = _venue_year(papers)
     rng = random.Random(0)
     test = []
     for v in venues:
         pool = [p for p in papers if p.year == year and p.venue == v]
         test.extend(rng.sample(pool, min(per_venue, len(pool))))
-    test_ids = {p.id for p in test}
-    train = [p for p in papers if p.venue in venues and p.id not in test_ids and (indexed is None or p.id in indexed)]
-    return VenueSplit(venues, train, test, {"year": year, "test_per_venue": per_venue,
-                                            "train": f"{len(train)} papers of these venues, all years, test papers excluded"})
+    holdout = Holdout.of(test, [(v, year) for v in venues])
+    training = holdout.split(p for p in papers if p.venue in venues and (indexed is None or p.id in indexed))
+    assert_no_leak(training.papers, holdout, "bench drafts venue")
+    return VenueSplit(venues, training.papers, test,
+                      {"year": year, "test_per_venue": per_venue,
+                       "train": f"{len(training.papers)} papers of these venues from other years; the test "
+                                "venue-years and any paper with a test paper's id or title excluded"},
+                      training.record())
 
 
 def given_venue_split(shipped: list[Paper], given: list[Paper], per_venue_year: int = 100,
                       min_papers: int = 30) -> VenueSplit:
     """Train on the shipped corpus, test on another corpus's papers (later years, other venue-years):
     the candidates are the shipped suite's venues plus every venue of the given corpus the shipped one
-    has `min_papers` papers of; up to `per_venue_year` test abstracts per venue and year."""
+    has `min_papers` papers of; up to `per_venue_year` test abstracts per venue and year.  Every
+    venue-year the given corpus holds of those venues is kept out of training (the shipped corpus
+    may hold the same venue-years: the default corpus now runs to 2025), and so is any shipped
+    paper with a test paper's id or normalised title."""
     known = Counter(p.venue for p in shipped if p.venue)
     given_venues = sorted({p.venue for p in given if p.venue and known[p.venue] >= min_papers})
     if not given_venues:
@@ -313,13 +330,18 @@ def given_venue_split(shipped: list[Paper], given: list[Paper], per_venue_year: 
             by_venue_year[(p.venue, p.year)].append(p)
     test = [p for key in sorted(by_venue_year, key=str)
             for p in rng.sample(by_venue_year[key], min(per_venue_year, len(by_venue_year[key])))]
-    ids, titles = {p.id for p in test}, {normalise_title(p.title) for p in test} - {""}
-    train = [p for p in shipped if p.venue in venues and p.id not in ids and normalise_title(p.title) not in titles]
+    holdout = Holdout.of(test, by_venue_year)
+    training = holdout.split(p for p in shipped if p.venue in venues)
+    if not training.papers:
+        raise BenchError("every shipped paper of these venues falls in the test venue-years: give a corpus of "
+                         "other years than the shipped corpus holds")
+    assert_no_leak(training.papers, holdout, "bench drafts venue --corpus")
     years = sorted({p.year for p in test if p.year})
-    return VenueSplit(venues, train, test, {"years": years, "test_per_venue_year": per_venue_year,
-                                            "test_venues": given_venues,
-                                            "train": f"{len(train)} shipped papers of these venues, test papers "
-                                                     "(by id or title) excluded"})
+    return VenueSplit(venues, training.papers, test,
+                      {"years": years, "test_per_venue_year": per_venue_year, "test_venues": given_venues,
+                       "train": f"{len(training.papers)} shipped papers of these venues; the test venue-years "
+                                "and any paper with a test paper's id or title excluded"},
+                      training.record())
 
 
 def _venue_vectors(bench: Bench) -> tuple[VenueSplit, np.ndarray, np.ndarray]:
@@ -358,9 +380,10 @@ def venue(bench: Bench) -> None:
     k = bench.args.limit or 3
     llm_items = [p for v in trio for p in [q for q in test if q.venue == v][:k]]
     llm_scores = {}
+    rag_excluded = held_out_ids(bench, split.test)
     for p in llm_items:
         text = bench.first_chunk(p.text)
-        llm_scores[p.id] = {c: bench.rate(text, "style", venue=c, exclude_ids=frozenset([p.id])).score for c in trio}
+        llm_scores[p.id] = {c: bench.rate(text, "style", venue=c, exclude_ids=rag_excluded).score for c in trio}
     sub = {"kNN vote (k=10)": _knn_vote(V, labels, bench.vector_of(llm_items)) if llm_items else [],
            "embedding (LDA venue head)": VenueHead.train(V[np.isin(labels, trio)], labels[np.isin(labels, trio)]
                                                          ).predict(bench.vector_of(llm_items)) if llm_items else [],
@@ -374,8 +397,11 @@ def venue(bench: Bench) -> None:
     sub_truth = [p.venue for p in llm_items]
     sub_rows = [[name, len(pred), _r(np.mean([a == b for a, b in zip(pred, sub_truth)]) if pred else None)]
                 for name, pred in sub.items()]
-    matrix = [[v] + [_r(mean(s for s in (llm_scores[p.id][c] for p in llm_items if p.venue == v) if s is not None), 2)
-                     if any(p.venue == v for p in llm_items) else None for c in trio] for v in trio]
+    def mean_score(v: str, c: str) -> float | None:  # None when the LLM gave no score (unavailable, unparsed)
+        scores = [s for s in (llm_scores[p.id][c] for p in llm_items if p.venue == v) if s is not None]
+        return _r(mean(scores), 2) if scores else None
+
+    matrix = [[v] + [mean_score(v, c) for c in trio] for v in trio]
     style = {t: _operating_point(VenueStyleAnalyzer(), head.rating(Q[[v != t for v in truth]], t),
                                  head.rating(Q[[v == t for v in truth]], t))
              for t in venues if t in truth and len(set(truth)) > 1}
@@ -394,7 +420,15 @@ def venue(bench: Bench) -> None:
                   (f"venue: on the LLM's {len(llm_items)} papers, candidates {', '.join(trio)}",
                    ["method", "papers", "accuracy"], sub_rows),
                   ("venue: mean LLM style score, true venue (rows) vs reference venue (columns)", ["true venue"] + trio, matrix)],
-                 {"rows": rows, "by_year": by_year, "off_venue_style": style, "llm_rows": sub_rows, "llm_matrix": matrix, "llm_scores": llm_scores})
+                 {"rows": rows, "by_year": by_year, "off_venue_style": style, "llm_rows": sub_rows, "llm_matrix": matrix, "llm_scores": llm_scores,
+                  "train_excludes": {**split.train_excludes, "llm_rag_excludes_ids": len(rag_excluded)}})
+
+
+def held_out_ids(bench: Bench, test: list[Paper]) -> frozenset[str]:
+    """Ids of the bench index's papers in the test papers' venue-years (and the test papers'
+    own ids): what the LLM's retrieved references may not be, as the heads may not train on them."""
+    holdout = Holdout.of(test)
+    return frozenset(p.id for p in bench.papers if not holdout.allows(p)) | holdout.ids
 
 
 # -- acceptance -------------------------------------------------------------------------------------
@@ -450,14 +484,48 @@ def _label_free(bench: Bench, papers: list[Paper], X: np.ndarray, year: int) -> 
     return out, info
 
 
-def acceptance(bench: Bench) -> None:
+def decision_groups(papers, indexed=None, min_papers: int = 100) -> dict[tuple[str, int], list[Paper]]:
+    """The acceptance suite's test groups: whole venue-years with 100+ decided papers of both outcomes
+    (mixing years would let a head learn the year).  The informal suite keeps them out of the
+    register head it ships, so that head is zero-shot here."""
     labelled = defaultdict(list)  # (venue, year) -> papers with a decision
-    for p in bench.papers:
-        if p.status and decision(p.status) is not None and p.id in bench.index.id_to_idx:
+    for p in papers:
+        if p.status and decision(p.status) is not None and (indexed is None or p.id in indexed):
             labelled[(p.venue, p.year)].append(p)
-    # only whole venue-years with both outcomes and 100+ papers: mixing years would let a head learn the year
-    groups = {g for g, ps in labelled.items() if len(ps) >= 100 and len({decision(p.status) for p in ps}) == 2}
-    papers = [p for g in sorted(groups, key=str) for p in labelled[g]]
+    return {g: ps for g, ps in sorted(labelled.items(), key=lambda kv: str(kv[0]))
+            if len(ps) >= min_papers and len({decision(p.status) for p in ps}) == 2}
+
+
+def venue_year_folds(papers: list[Paper], groups) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[dict]]:
+    """Leave one venue-year out: for each group, its papers are the test fold and the papers of the
+    other groups train, less any with a test paper's venue-year, id or normalised title (the same
+    paper resubmitted the next year); with the `train_excludes` record of each fold."""
+    folds, records = [], []
+    for g in groups:
+        test = np.array([i for i, p in enumerate(papers) if (p.venue, p.year) == g])
+        holdout = Holdout.of([papers[i] for i in test], [g])
+        train = np.array([i for i, p in enumerate(papers) if (p.venue, p.year) != g and holdout.allows(p)], dtype=int)
+        assert_no_leak([papers[i] for i in train], holdout, f"bench drafts acceptance ({g[0]} {g[1]})")
+        dropped = Counter(holdout.reason(p) for p in papers if (p.venue, p.year) != g and not holdout.allows(p))
+        folds.append((test, train))
+        records.append(record_of(holdout, dropped, len(train), test=f"{g[0]} {g[1]}"))
+    return folds, records
+
+
+def _register_zero_shot(head: LinearHead, groups) -> dict:
+    """Whether the shipped register head's own record says it kept these venue-years out of training."""
+    kept_out = set((head.info.get("train_excludes") or {}).get("venue_years") or [])
+    wanted = [f"{v} {y}" for v, y in groups]
+    return {"trained_on": head.info.get("trained_on"), "excluded_test_venue_years": all(w in kept_out for w in wanted),
+            "note": None if all(w in kept_out for w in wanted) else
+            "the register head records no exclusion of these venue-years: it was trained on a hash half of every "
+            "venue-year of the corpus it was built from, so these whenever that corpus held them (on scientific vs "
+            "informal text, not on decisions); `--suite informal` keeps them out when it regenerates the head"}
+
+
+def acceptance(bench: Bench) -> None:
+    groups = decision_groups(bench.papers, set(bench.index.id_to_idx))
+    papers = [p for ps in groups.values() for p in ps]
     if not papers:
         raise BenchError("the corpus has no venue-year with 100+ accepted and rejected papers for the acceptance suite")
     y = np.array([decision(p.status) for p in papers])
@@ -465,21 +533,32 @@ def acceptance(bench: Bench) -> None:
     rated = np.array([p.rating_avg if p.rating_avg is not None else np.nan for p in papers])
     head = _register(bench)
     reg = head.rating(X)
-    cv_logit, cv_rating = np.zeros(len(papers)), np.zeros(len(papers))
-    for fold in kfold(len(papers), 5, seed=0):
-        train = np.setdiff1d(np.arange(len(papers)), fold)
-        cv_logit[fold] = LinearHead.train(X[train], y[train], l2=2.0).logit(X[fold])
+    # trained rows: never on the test venue-year, so they need decisions of two venue-years or more
+    cv_logit, cv_rating = np.full(len(papers), np.nan), np.full(len(papers), np.nan)
+    folds, fold_records = venue_year_folds(papers, groups) if len(groups) >= 2 else ([], [])
+    for test, train in folds:
+        if len(train) < 20 or len(set(y[train])) < 2:
+            continue
+        cv_logit[test] = LinearHead.train(X[train], y[train], l2=2.0).logit(X[test])
         ok = train[~np.isnan(rated[train])]
-        A = np.hstack([X[ok], np.ones((len(ok), 1))])
-        coef = np.linalg.solve(A.T @ A + 2.0 * np.eye(A.shape[1]), A.T @ rated[ok])
-        cv_rating[fold] = np.hstack([X[fold], np.ones((len(fold), 1))]) @ coef
+        if len(ok) >= 20:
+            A = np.hstack([X[ok], np.ones((len(ok), 1))])
+            coef = np.linalg.solve(A.T @ A + 2.0 * np.eye(A.shape[1]), A.T @ rated[ok])
+            cv_rating[test] = np.hstack([X[test], np.ones((len(test), 1))]) @ coef
     has = ~np.isnan(rated)
     rows = [["embedding (register head, zero-shot)", len(papers), _r(auroc(reg[y == 1], reg[y == 0])),
-             _r(spearman(reg[has], rated[has]))],
-            ["acceptance head (5-fold CV)", len(papers), _r(auroc(cv_logit[y == 1], cv_logit[y == 0])),
-             _r(spearman(cv_logit[has], rated[has]))],
-            ["rating regression (5-fold CV ridge)", len(papers), _r(auroc(cv_rating[y == 1], cv_rating[y == 0])),
-             _r(spearman(cv_rating[has], rated[has]))]]
+             _r(spearman(reg[has], rated[has]))]]
+    for name, v in (("acceptance head (leave one venue-year out)", cv_logit),
+                    ("rating regression (ridge, leave one venue-year out)", cv_rating)):
+        m = ~np.isnan(v)
+        rows.append([name, int(m.sum()), _r(auroc(v[m & (y == 1)], v[m & (y == 0)])) if m.any() else None,
+                     _r(spearman(v[m & has], rated[m & has])) if (m & has).sum() > 2 else None])
+    train_excludes = {"scheme": "leave one venue-year out: each group's papers are scored by heads trained on the "
+                                "other groups, less any paper with a test venue-year, id or normalised title",
+                      "folds": fold_records}
+    if len(groups) < 2:
+        train_excludes["skipped"] = ("the trained rows need decisions of two venue-years or more: training on the "
+                                     "test venue-year itself is not done")
     years = {yr for _, yr in groups}
     free, free_info = _label_free(bench, papers, X, min(years)) if len(years) == 1 else \
         ({}, {"skipped": "label-free rows need one year (their reference is the year before)"})
@@ -489,7 +568,8 @@ def acceptance(bench: Bench) -> None:
     rng = random.Random(0)
     pick = rng.sample(list(np.nonzero(y == 1)[0]), min(k, int((y == 1).sum()))) + \
         rng.sample(list(np.nonzero(y == 0)[0]), min(k, int((y == 0).sum())))
-    llm = [bench.rate(bench.first_chunk(papers[i].text), exclude_ids=frozenset([papers[i].id])).score for i in pick]
+    rag_excluded = held_out_ids(bench, papers)
+    llm = [bench.rate(bench.first_chunk(papers[i].text), exclude_ids=rag_excluded).score for i in pick]
     ok = [j for j, s in enumerate(llm) if s is not None]
     idx = [pick[j] for j in ok]
     on_items = [("llm (A.1, RAG)", [llm[j] for j in ok]), ("embedding (LLM's items)", list(reg[idx])),
@@ -504,14 +584,18 @@ def acceptance(bench: Bench) -> None:
                      ("llm + prior (sum of z-scores, label-free)", list(standardised_sum([llm_items, prior_items])))]
     for name, vals in on_items:
         v, yy, rr = np.array(vals, float), y[idx], rated[idx]
-        rows.append([name, len(idx), _r(auroc(v[yy == 1], v[yy == 0])),
-                     _r(spearman(v[~np.isnan(rr)], rr[~np.isnan(rr)]))])
+        m = ~np.isnan(v)
+        rows.append([name, int(m.sum()), _r(auroc(v[m & (yy == 1)], v[m & (yy == 0)])) if m.any() else None,
+                     _r(spearman(v[m & ~np.isnan(rr)], rr[m & ~np.isnan(rr)])) if (m & ~np.isnan(rr)).sum() > 2 else None])
     bench.report("acceptance", {"groups": sorted(f"{v} {yr}" for v, yr in groups), "papers": len(papers),
                                 "accepted": int(y.sum()), "rejected": int((y == 0).sum()),
                                 "labels": "accepted = poster/oral/spotlight/accept/talk; rejected = reject/workshop",
                                 "label_free": free_info},
                  [("acceptance: accepted vs rejected AUROC (target >= 0.65) and Spearman with mean rating",
-                   ["scorer", "papers", "AUROC", "Spearman"], rows)], {"rows": rows})
+                   ["scorer", "papers", "AUROC", "Spearman"], rows)],
+                 {"rows": rows, "train_excludes": {**train_excludes, "llm_rag_excludes_ids": len(rag_excluded),
+                                                   "register_head": _register_zero_shot(head, groups),
+                                                   "topicality": free_info.get("topicality")}})
 
 
 # -- latency (the editor's target: a 10-page draft scored in < 60 s cold, < 1 s unchanged) ------------

@@ -8,7 +8,9 @@ year-granular — with both papers of the pair excluded (the paper's Section 4.1
 The learned methods (embedding-head, peerlint) never see the field they are scored on: for each
 field of the evaluated pairs a model is trained on pairs sampled (Algorithm 1, another seed) from
 the corpus's *other* fields (`--split field`), or, with `--split year`, on pairs entirely before
-(or after) the evaluated pair's years.  The JSON records which split produced each number.
+(or after) the evaluated pair's years.  Either way no training pair touches a venue-year, a paper
+id or a normalised title that the fold is tested on (`harness/holdout.py`); the JSON records which
+split produced each number and, per fold, what was kept out (`training.train_excludes`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import argparse
 import random
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -28,6 +30,7 @@ from ...analyzers.novelty.features import FEATURES, Lexicon, Timeline
 from ...analyzers.novelty.llm_methods import LLM_METHODS, AskContext, Shown, ask
 from ...index.papers import Paper
 from ..harness.corpus_index import ensure_index
+from ..harness.holdout import Holdout, assert_no_leak, record_of
 from ..harness.results import write_result
 from ...analyzers.novelty.pairs import GAPS, FieldMap, Pair, PairsError, PairSet, parse_fields, read_pairs, sample_pairs, write_pairs
 from .report import MethodResult, Outcome, plot, print_report, summarise
@@ -46,6 +49,26 @@ def _log(message: str) -> None:
 
 # -- the bench ---------------------------------------------------------------------------------
 
+def training_pairs(pool: Sequence[Pair], tested: Sequence[Pair], papers: dict[str, Paper],
+                   allowed: Callable[[Pair], bool]) -> tuple[list[Pair], dict]:
+    """The pool's pairs a fold may train on: those its split `allowed` (another field, or the other
+    side of the year cut) of which neither paper shares a venue-year, an id or a normalised title
+    with a paper of the fold's `tested` pairs; and the `train_excludes` record of what was left out."""
+    holdout = Holdout.of(papers[pid] for pid in sorted({i for p in tested for i in (p.newer, p.older)}))
+    candidates = [p for p in pool if allowed(p)]
+    dropped: Counter = Counter()
+    train = []
+    for p in candidates:
+        why = holdout.reason(papers[p.newer]) or holdout.reason(papers[p.older])
+        if why:
+            dropped[why] += 1
+        else:
+            train.append(p)
+    assert_no_leak([papers[i] for p in train for i in (p.newer, p.older)], holdout, "bench schnovel training pairs")
+    return train, record_of(holdout, dropped, len(train), unit="training pairs", pool=len(pool),
+                            outside_split=len(pool) - len(candidates))
+
+
 class Bench:
     """The evaluated pairs with everything the methods share: vectors, neighbourhoods, training pools."""
 
@@ -62,6 +85,7 @@ class Bench:
         self._cut: int | None = None
         self._fold_names: list[str] | None = None
         self._by_cell: dict[tuple, list[Paper]] | None = None
+        self._excludes: dict[str, dict] = {}  # fold -> `Holdout` record of its training pairs
 
     def newer(self, i: int) -> Paper:
         return self.papers[self.pairs[i].newer]
@@ -131,7 +155,9 @@ class Bench:
 
     def fold(self, i: int) -> tuple[str, Callable[[Pair], bool]]:
         """The fold of evaluated pair i and which training pairs it may use: with `--split field`,
-        none of the held-out field; with `--split year`, none from the other side of the median year."""
+        none of the held-out field; with `--split year`, none from the other side of the median year
+        (pairs ending after it but starting before it are grouped by their start year).  `training_pairs` then drops any
+        pair touching a venue-year, id or title of the fold's evaluated pairs."""
         pair, field_of = self.pairs[i], FieldMap(self.fields)
         if self.split == "field":
             held = pair.field.lower()
@@ -142,7 +168,11 @@ class Bench:
         cut = self._cut
         if self.newer(i).year < cut:
             return f"on years >= {cut} (tested on earlier pairs)", lambda p: self.papers[p.older].year >= cut
-        return f"on years < {cut} (tested on pairs ending later)", lambda p: self.papers[p.newer].year < cut
+        # a pair ending after the cut may start before it: one fold per start year, so that only that
+        # year's venue-years (not every year before the cut) leave the training pairs
+        start = self.older(i).year
+        return (f"on years < {cut} (tested on pairs ending later{f', from {start}' if start < cut else ''})",
+                lambda p: self.papers[p.newer].year < cut)
 
     def _model(self, name: str, i: int):
         fold, allowed = self.fold(i)
@@ -150,12 +180,11 @@ class Bench:
         if key not in self._models:
             if self._fold_names is None:
                 self._fold_names = [self.fold(j)[0] for j in range(len(self.pairs))]
-            used = {pid for j, f in enumerate(self._fold_names) if f == fold
-                    for pid in (self.pairs[j].newer, self.pairs[j].older)}
-            train = [p for p in self.pool() if allowed(p) and p.newer not in used and p.older not in used]
+            tested = [self.pairs[j] for j, f in enumerate(self._fold_names) if f == fold]
+            train, excludes = training_pairs(self.pool(), tested, self.papers, allowed)
             if len(train) < 50:
-                raise PairsError(f"{name}: only {len(train)} training pairs {fold}; give a corpus with more "
-                                 "fields (--corpus) or raise --train-pairs")
+                raise PairsError(f"{name}: only {len(train)} training pairs {fold} once the tested venue-years are "
+                                 "left out; give a corpus with more fields or years (--corpus) or raise --train-pairs")
             _log(f"{name}: training on {len(train)} pairs {fold}")
             nb = self.neighbours
             if name == "embedding-head":
@@ -165,11 +194,13 @@ class Bench:
                 feats = self.features(train)
                 self._models[key] = fit_model(np.array([f[0] for f in feats]), np.array([f[1] for f in feats]))
             self._models[(name, fold, "n")] = len(train)
+            self._excludes[fold] = excludes
         return self._models[key]
 
     def _training_report(self, name: str) -> dict:
         folds = {k[1]: self._models[(name, k[1], "n")] for k in self._models if k[0] == name and len(k) == 2}
-        report: dict = {"split": self.split, "train_pairs_per_fold": folds, "pool_seed": self.seed + 1}
+        report: dict = {"split": self.split, "train_pairs_per_fold": folds, "pool_seed": self.seed + 1,
+                        "train_excludes": {f: self._excludes[f] for f in folds if f in self._excludes}}
         if name == "peerlint":
             report["weights"] = {k[1]: m.info["weights"] for k, m in self._models.items() if k[0] == name and len(k) == 2}
         return report
@@ -191,7 +222,8 @@ class Bench:
                     self._by_cell[(field_of(p), p.year)].append(p)
         rng = random.Random(f"{self.seed}:two-shot:{i}")
         field = field_of(self.newer(i))
-        pick = {y: [p for p in self._by_cell.get((field, y), []) if p.id not in (pair.newer, pair.older)]
+        query = Holdout.papers([self.newer(i), self.older(i)])
+        pick = {y: [p for p in self._by_cell.get((field, y), []) if query.allows(p)]
                 for y in (self.newer(i).year, self.older(i).year)}
         if any(len(v) < 2 for v in pick.values()):
             return ()
@@ -220,8 +252,11 @@ class Bench:
                 spent = time.perf_counter() - t0
                 _log(f"{name}: {i + 1}/{n} pairs, {spent:.0f} s, about {spent / (i + 1) * (n - i - 1):.0f} s left")
         model = f"{getattr(llm, 'name', '?')}:{getattr(llm, 'model', '?')}"
-        return MethodResult(name, outcomes, time.perf_counter() - t0, notes=f"LLM {model}",
-                            extra={"llm": model})
+        extra = {"llm": model}
+        if name == "two-shot":  # shown, not trained on: the method's own definition, recorded beside the heads'
+            extra["examples"] = ("two (newer, older) pairs of the query's field and years, the query's two papers "
+                                 "excluded by id and normalised title (in-context examples, no training)")
+        return MethodResult(name, outcomes, time.perf_counter() - t0, notes=f"LLM {model}", extra=extra)
 
 
 # -- the command -------------------------------------------------------------------------------

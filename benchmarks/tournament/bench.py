@@ -131,15 +131,24 @@ def _random_baseline(labels: Sequence[bool], repeats: int = 1000, seed: int = 0)
 
 
 class HeadScorer:
-    """A logistic head on MiniLM embeddings, trained on the other years' decisions of the venue."""
+    """A logistic head on MiniLM embeddings, trained on the other years' decisions of the venue: the
+    test venue-year is kept out, and so is any paper with the id or normalised title of one of its
+    papers (a rejected submission resubmitted the next year); `train_excludes` records it."""
 
     def __init__(self, index, papers, year: int, venue: str, l2: float = 10.0, embed=None):
         import numpy as np
 
         from ...analyzers.drafts.heads import fit_logistic
+        from ..harness.holdout import Holdout, assert_no_leak
 
-        train = [(p, _label(p.status)) for p in papers
-                 if p.venue.lower() == venue.lower() and p.year != year and _label(p.status) is not None]
+        test = [p for p in papers if p.venue.lower() == venue.lower() and p.year == year]
+        holdout = Holdout.of(test, [(venue, year)])
+        training = holdout.split(p for p in papers if p.venue.lower() == venue.lower()
+                                 and _label(p.status) is not None)
+        assert_no_leak(training.papers, holdout, f"bench tournament embedding-head ({venue} {year})")
+        train = [(p, _label(p.status)) for p in training.papers]
+        self.train_excludes = training.record()
+        self.train_ids = frozenset(p.id for p in training.papers)
         ys = [y for _, y in train]
         if len(train) < 10 or all(ys) or not any(ys):
             raise ValueError(f"too few other-year decisions of {venue} to train a head ({len(train)})")
@@ -227,6 +236,7 @@ def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
             scorers["embedding-head"] = HeadScorer(index, papers, args.year, args.venue, embed=embed)
         except ValueError as exc:
             print(f"tournament: embedding-head skipped: {exc}", file=sys.stderr)
+    out["train_excludes"] = _train_excludes(scorers, args)
     full = balanced_sample(year_papers, 10**6, args.seed)  # the whole year, balanced
     if "prior" in wanted:
         scorers["prior"] = _prior_scorer(scorers["embedding"], _ideas(full), llm_factory)
@@ -239,6 +249,20 @@ def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
         out["llm"] = f"{llm.name}:{llm.model}"
         rows += _llm_rows(llm, llm_variants, args, sample, scorers)
     out["rows"] = rows
+    return out
+
+
+def _train_excludes(scorers: dict[str, Any], args) -> dict[str, Any]:
+    """What each variant kept out of what it learned from: the head's `Holdout` record; Topicality's
+    reference years (the year before, so never the test venue-year)."""
+    out: dict[str, Any] = {}
+    if "embedding-head" in scorers:
+        out["embedding-head"] = scorers["embedding-head"].train_excludes
+    if "embedding" in scorers:
+        top = scorers["embedding"]
+        assert top.year < args.year, "Topicality's reference must end before the test year"
+        out["embedding"] = {"reference": top.name, "reference_years": [top.year - top.span + 1, top.year],
+                            "test_year_excluded": True}
     return out
 
 
