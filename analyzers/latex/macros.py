@@ -364,7 +364,11 @@ def read_definition(node) -> Definition | None:
 
 # --- expansion ------------------------------------------------------------------------------
 
-_INTERNAL = re.compile(r"\\[a-zA-Z]*@[a-zA-Z@]")  # \@onedot, \the@foo: package internals
+_INTERNAL = re.compile(r"\\[a-zA-Z]*@[a-zA-Z@]|\{@[a-zA-Z]")  # \@onedot, \the@foo, \setkeys{@ACM@...}: package internals
+# Where a storing macro puts its argument: a definition's body or a key list (`\gdef\@subtitle{#1}`,
+# `\setkeys{@ACM@topmatter@}{#1}`, `\def\@acmSubmissionID{#1}`).
+_STORE = re.compile(r"\\(?:[gex]?def|global\\def|let)\s*\\[a-zA-Z@]+\s*(?:#\d)*\s*\{[^{}]*\}"
+                    r"|\\setkeys\*?\s*\{[^{}]*\}\s*\{[^{}]*\}|\\(?:@namedef|expandafter)[^{}]*\{[^{}]*\}\s*\{[^{}]*\}")
 
 
 def machinery(macros: dict[str, MacroDef], known: frozenset[str]) -> frozenset[str]:
@@ -374,6 +378,19 @@ def machinery(macros: dict[str, MacroDef], known: frozenset[str]) -> frozenset[s
     `\\etal` ends in `\\onedot`, and the parser's own `\\etal` ("et al.") is better."""
     seeds = {name for name, d in macros.items() if len(d.body) > MAX_BODY_CHARS or _INTERNAL.search(d.body)}
     return frozenset(seeds) | (_callers(seeds, macros) & known)
+
+
+def storing(macros: dict[str, MacroDef], among: frozenset[str]) -> frozenset[str]:
+    """The machinery macros (of `among`) that only store their arguments for later: acmart's
+    `\\acmSubmissionID{XXX}` (`\\gdef\\@acmSubmissionID{#1}`), `\\settopmatter{printfolios=true}`
+    (`\\setkeys`).  What they store is typeset elsewhere, if at all (a running head, a title block),
+    so the call is left out with its arguments rather than read as an unknown command's text."""
+    out = set()
+    for name in among:
+        d = macros.get(name)
+        if d is not None and d.nargs and "#" in d.body and "#" not in _STORE.sub("", d.body):
+            out.add(name)
+    return frozenset(out)
 
 
 def _callers(seeds: set[str], macros: dict[str, MacroDef], among: set[str] | None = None) -> frozenset[str]:
@@ -412,6 +429,28 @@ def template(body: str, nargs: int, default: str | None, present: list[bool]) ->
 def resolve_markers(raw: str, args: list[str]) -> str:
     """Raw text of a template with its argument markers replaced by the arguments' raw text."""
     return _ARG_MARKER.sub(lambda m: args[ord(m.group(1)) - ord("a")] if ord(m.group(1)) - ord("a") < len(args) else "", raw)
+
+
+_PATH_MACRO = re.compile(r"\\([a-zA-Z@]+)(?:[ \t]*\{\})?")
+
+
+def expand_in_path(raw: str, macros: dict[str, MacroDef]) -> str:
+    """A file argument with the project's argument-less macros replaced by their bodies, as TeX
+    expands them: `\\def\\pathToRuns{runs}` then `\\input{\\pathToRuns/best.tex}` reads runs/best.tex.
+    Nested macros expand too (bounded by `MAX_EXPANSION_DEPTH`); any other command is left as is."""
+    for _ in range(MAX_EXPANSION_DEPTH):
+        if "\\" not in raw:
+            break
+
+        def body(m: re.Match) -> str:
+            d = macros.get(m.group(1))
+            return d.body.strip() if d is not None and not d.nargs else m.group()
+
+        expanded = _PATH_MACRO.sub(body, raw)
+        if expanded == raw:
+            break
+        raw = expanded
+    return raw
 
 
 # --- author notes ---------------------------------------------------------------------------

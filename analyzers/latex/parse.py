@@ -409,10 +409,11 @@ def _pieces(para: Para, options: ParseOptions) -> list[tuple[int, int]]:
     return pieces
 
 
-# A venue's checklist section ("NeurIPS Paper Checklist", AAAI's "Reproducibility Checklist"):
-# its questions and guidelines are the venue's text and its answers point back into the paper,
-# so it is left out up to the next top-level heading (the appendix).
-_CHECKLIST = re.compile(r"(?:[\w-]+\s+){0,3}check-?list", re.I)
+# A venue's checklist section ("NeurIPS Paper Checklist", AAAI's "Reproducibility Checklist") and a
+# dataset's datasheet ("Datasheet", "Datasheet for DataComp", NeurIPS Datasets & Benchmarks): their
+# questions and guidelines are the venue's (or Gebru et al.'s) text and their short answers ("No.")
+# point back into the paper, so each is left out up to the next heading of its level or above.
+_CHECKLIST = re.compile(r"(?:[\w-]+\s+){0,3}check-?list|(?:[\w-]+\s+){0,2}data-?sheets?(?:\s+for\s+[\w\s:&-]+)?", re.I)
 
 
 def _section_name(text: str) -> str:
@@ -428,7 +429,11 @@ class ChunkState:
     counters: dict[str, int] = field(default_factory=dict)
     last_kind: str = ""  # kind of the previous paragraph (a footnote of the abstract is in the abstract)
     after_abstract: bool = False  # prose after the abstract, before any heading, is the introduction
-    checklist: bool = False  # inside a venue's checklist section (left out, see `_CHECKLIST`)
+    checklist_level: int | None = None  # heading depth of the venue checklist / datasheet being left out (`_CHECKLIST`)
+
+    @property
+    def checklist(self) -> bool:
+        return self.checklist_level is not None
 
 
 class ChunkMaker:
@@ -446,7 +451,7 @@ class ChunkMaker:
     def add(self, para: Para, out: list[Chunk]) -> None:
         kind = self.kind if para.kind == "paragraph" else para.kind
         section = self._section(para, kind)
-        if self.state.checklist:
+        if self.state.checklist or (kind == "footnote" and self._author_note(para)):
             return
         self.state.last_kind = kind
         first = self.state.counters.get(self.uri, 0)
@@ -469,10 +474,13 @@ class ChunkMaker:
         figure set above the abstract (CVPR's teaser)."""
         state = self.state
         if kind == "section-title":
+            if state.checklist_level is not None and para.level <= state.checklist_level:
+                state.checklist_level = None
             if state.level is None or para.level <= state.level:  # a \subsection keeps its \section
                 state.section = _section_name(para.text)
                 state.level = para.level
-                state.checklist = _CHECKLIST.fullmatch(state.section) is not None
+            if state.checklist_level is None and _CHECKLIST.fullmatch(_section_name(para.text)):
+                state.checklist_level = para.level
             return state.section
         if kind == "abstract":
             state.after_abstract = True
@@ -483,7 +491,17 @@ class ChunkMaker:
             return "Abstract"
         if not state.section and (state.after_abstract or kind == "caption"):  # a teaser figure above the abstract too
             return "Introduction"
+        if not state.section and kind == "paragraph":  # untitled opening prose with no abstract environment: the abstract
+            return "Abstract"
         return state.section
+
+    def _author_note(self, para: Para) -> bool:
+        """A footnote of the title block: one set before the first heading and the abstract (the
+        affiliations under the title), or one saying who contributed what (`T.AUTHOR_NOTE`)."""
+        state = self.state
+        if not state.section and not state.after_abstract and state.last_kind != "abstract":
+            return True
+        return T.AUTHOR_NOTE.search(para.text) is not None
 
     def _chunks(self, para: Para, section: str, kind: str, first: int) -> list[Chunk]:
         out: list[Chunk] = []

@@ -30,7 +30,7 @@ from pylatexenc.macrospec import (
     ParsedVerbatimArgs,
 )
 
-from .macros import EnvDef, MacroDef, definition_specs, machinery, match_brace, match_bracket, note_macros
+from .macros import EnvDef, MacroDef, definition_specs, machinery, match_brace, match_bracket, note_macros, storing
 
 # Placeholder words that stand in for non-prose material, so sentences stay readable.
 MATH = "[math]"
@@ -171,8 +171,26 @@ IGNORE_COMMANDS = frozenset(
     vfill enlargethispage noindent centering raggedright raggedleft footnotemark
     textsuperscript textsubscript marginpar todo counterwithin counterwithout numberwithin
     addcontentsline addtocontents crefalias crefformat Crefformat creflabelformat crefrangeformat
-    editor ShortHeadings firstpageno jmlrheading affiliations tikz pyc pyb""".split()
+    editor ShortHeadings firstpageno jmlrheading affiliations tikz pyc pyb
+    authornote authornotemark additionalaffiliation institution department city state country
+    postcode streetaddress position authorsaddresses shortauthors titlenote subtitlenote subtitle
+    acmSubmissionID settopmatter acmBadgeL acmBadgeR acmBadge keywordsname terms category
+    IEEEauthorblockN IEEEauthorblockA IEEEmembership IEEEpeerreviewmaketitle IEEEoverridecommandlockouts
+    IEEEaftertitletext markboth authorrunning titlerunning inst orcidID email
+    floatsetup sisetup setkeys tcbset pgfkeys mdfsetup setlist titleformat titlespacing restylefloat
+    floatstyle newfloatcommand sethlcolor blfootnotemark""".split()
 )
+# Author and affiliation notes of the title block (`\\icmlEqualContribution` is one, the NeurIPS/ICLR
+# `\\thanks` another): footnotes saying who the authors are, not what the paper says.  A footnote
+# before the paper's first heading and abstract (set under the title), or one that says any of
+# these, is left out.
+AUTHOR_NOTE = re.compile(
+    r"\b(?:contributed equally|equal(?:ly)? contribut\w*|equal advising|corresponding authors?|correspondence to"
+    r"|work (?:was )?(?:done|performed|conducted) (?:while|during|as)|these authors|joint first|co-first"
+    r"|listed in (?:random|alphabetical) order|randomly ordered)\b", re.I)
+# Unknown commands named like settings (`\\floatsetup[table]{capposition=top}`, `\\tcbset{...}`) are
+# dropped with their arguments.
+SETUP_NAME = re.compile(r"[a-zA-Z]*setup|tcbset|lstset|tikzset|pgfplotsset|setkeys|pgfkeys|pgfqkeys")
 # pythontex commands that typeset code or its printed value: a placeholder for the whole command.
 CODE_COMMANDS = frozenset({"py", "pys", "pyv"})
 
@@ -223,7 +241,7 @@ MATH_ENVIRONMENTS = frozenset(
 FLOAT_ENVIRONMENTS = frozenset(
     """figure figure* table table* wrapfigure wraptable subfigure subtable algorithm algorithm*
     sidewaysfigure sidewaystable SCfigure SCtable longtable longtable* listing floatrow
-    subfloat""".split()
+    subfloat teaserfigure marginfigure margintable""".split()
 )
 # Dropped outright (their contents are not LaTeX prose).
 DROP_ENVIRONMENTS = frozenset(
@@ -296,8 +314,28 @@ _MACRO_ARGS = {
     "addcontentsline": "{{{", "addtocontents": "{{", "crefalias": "{{", "crefformat": "{{", "Crefformat": "{{",
     "creflabelformat": "{{", "crefrangeformat": "{{", "editor": "{", "ShortHeadings": "{{", "firstpageno": "{",
     "jmlrheading": "{{{{{{{", "affiliations": "{", "hypertarget": "{{",
+    "authornote": "{", "authornotemark": "[", "additionalaffiliation": "{", "institution": "{",
+    "department": "[{", "city": "{", "state": "{", "country": "{", "postcode": "{", "streetaddress": "{",
+    "position": "{", "authorsaddresses": "{", "shortauthors": "", "titlenote": "{", "subtitlenote": "{",
+    "subtitle": "{", "acmSubmissionID": "{", "settopmatter": "{", "acmBadgeL": "[{", "acmBadgeR": "[{",
+    "acmBadge": "[{", "terms": "{", "category": "{{{[", "IEEEauthorblockN": "{", "IEEEauthorblockA": "{",
+    "IEEEmembership": "{", "IEEEaftertitletext": "{", "markboth": "{{", "authorrunning": "{", "titlerunning": "{",
+    "inst": "{", "orcidID": "{", "floatsetup": "[{", "sisetup": "{", "setkeys": "{{", "tcbset": "{",
+    "pgfkeys": "{", "mdfsetup": "{", "setlist": "[{", "titleformat": "*{[{{{{[", "titlespacing": "*{{{{[",
+    "restylefloat": "*{", "floatstyle": "{", "newfloatcommand": "{{[[", "sethlcolor": "{",
     **{name: spec for name, (spec, _) in QUANTITY_COMMANDS.items()},
 }
+
+
+# Commands whose `*` is not a starred form: a `*` after them is text.
+_NO_STAR = frozenset({"twocolumn", "shortauthors"})
+
+
+def starred(spec: str, name: str = "") -> str:
+    """The argument spec that also reads a starred form (`\\gls*{x}` as `\\gls{x}`): every command the
+    tables know takes an optional star, as LaTeX's starred variants (glossaries' "no hyperlink",
+    `\\section*`, cleveref's `\\cref*`) print the same words."""
+    return spec if spec.startswith("*") or name in _NO_STAR else "*" + spec
 
 
 _UNIT = r"(?:\s*(?:true)?(?:pt|pc|in|bp|cm|mm|dd|cc|sp|em|ex|mu|fil{1,3})\b|\s*\\[a-zA-Z@]+)"
@@ -484,7 +522,13 @@ class _FlatContextDb(LatexContextDb):
         return self
 
     def get_macro_spec(self, macroname):
-        return self._macros.get(macroname, self.unknown_macro_spec)
+        spec = self._macros.get(macroname)
+        if spec is None:
+            if SETUP_NAME.fullmatch(macroname):
+                spec = self._macros[macroname] = MacroSpec(macroname, "*[{")
+            else:
+                return self.unknown_macro_spec
+        return spec
 
     def get_environment_spec(self, environmentname):
         return self._envs.get(environmentname, self.unknown_environment_spec)
@@ -515,6 +559,7 @@ class Tables:
     aliases: dict[str, str] = field(default_factory=dict)  # name -> the command it stands for
     cite_names: dict[str, str] = field(default_factory=dict)  # bib key -> authors' short name
     acronyms: dict = field(default_factory=dict)  # glossaries key -> macros.Acronym
+    stores: frozenset[str] = frozenset()  # package macros that only store their arguments: dropped with them
     templates: dict = field(default_factory=dict, compare=False, repr=False)  # parsed macro bodies
 
 
@@ -558,7 +603,7 @@ def build_tables(commands: tuple[tuple[str, str], ...], environments: tuple[tupl
         macros=[MacroSpec(d.name, d.argspec) for d in own.values()],
         environments=[EnvironmentSpec(d.name, d.argspec or "[") for d in env_defs.values()],  # "[": an option its begin code reads (`\proof`)
     )
-    macro_specs = [MacroSpec(name, args) for name, args in _MACRO_ARGS.items()]
+    macro_specs = [MacroSpec(name, starred(args, name)) for name, args in _MACRO_ARGS.items()]
     macro_specs += [MacroSpec(name, "*[[{") for name in CITE_COMMANDS]
     macro_specs += [MacroSpec(name, args_parser=_RawArgParser("braced")) for name in URL_COMMANDS]
     macro_specs.append(MacroSpec("verb", args_parser=_RawArgParser("verb")))
@@ -582,4 +627,4 @@ def build_tables(commands: tuple[tuple[str, str], ...], environments: tuple[tupl
         if spec is not None:
             db._macros[alias] = MacroSpec(alias, args_parser=spec.args_parser)
     return Tables(user_cmds, user_envs, dict(macros), db, defs, env_defs, note_macros(defs), aliases,
-                  dict(definitions[3]), dict(definitions[4]))
+                  dict(definitions[3]), dict(definitions[4]), stores=storing(own, skip))

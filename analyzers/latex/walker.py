@@ -32,7 +32,8 @@ from pylatexenc.latexwalker import (
 
 from . import tables as T
 from .citations import render as render_cite
-from .macros import ARG_NAMES, MAX_EXPANSION_DEPTH, MAX_EXPANSIONS, EnvDef, MacroDef, resolve_markers, template
+from .macros import (ARG_NAMES, MAX_EXPANSION_DEPTH, MAX_EXPANSIONS, EnvDef, MacroDef, expand_in_path, resolve_markers,
+                     template)
 from .text import BibResource, Event, Include, Notice, Package, Para, TextBuilder
 
 
@@ -194,12 +195,16 @@ class _Walker:
             self.text_macro(n, self.t.macros[name])
         elif name in self.t.definitions:
             self.user_macro(n, self.t.definitions[name])
+        elif name in self.t.stores:
+            return
         else:
             handler = _MACRO_HANDLERS.get(name)
             if handler is not None:
                 handler(self, n)
             elif _COUNTER_VALUE.fullmatch(name):  # \thefuturework of a \newcounter: a number, like \thefigure
                 self.text_macro(n, T.REF)
+            elif T.SETUP_NAME.fullmatch(name):  # \floatsetup[table]{capposition=top}: settings, not prose
+                return
             else:
                 self.walk(_mandatory(*_args(n)))
 
@@ -367,7 +372,8 @@ class _Walker:
     def include(self, n) -> None:
         self.brk(n.pos)
         pos = self.frame.pin[0] if self.frame.pin else n.pos
-        self.events.append(Include(n.macroname, tuple(self.raw(x).strip() for x in _mandatory(*_args(n))), pos, self.kind))
+        args = tuple(expand_in_path(self.raw(x), self.t.definitions).strip() for x in _mandatory(*_args(n)))
+        self.events.append(Include(n.macroname, args, pos, self.kind))
 
     def bib_resource(self, n) -> None:
         mand = _mandatory(*_args(n))
