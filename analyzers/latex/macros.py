@@ -103,6 +103,8 @@ class Definitions:
     aliases: dict[str, str] = field(default_factory=dict)  # `\\let\\a\\b`, `\\newcommand\\newcite{\\citet}`
     switches: dict[str, bool] = field(default_factory=dict)
     cite_names: dict[str, str] = field(default_factory=dict)  # bib key -> "Rudinger et al." (citations.py)
+    cite_years: dict[str, str] = field(default_factory=dict)  # bib key -> "2015"
+    cite_style: str = ""  # "acl": ACL's author-year styles (citations.cite_style)
     acronyms: dict[str, Acronym] = field(default_factory=dict)
     version: int = 0  # bumped by every change that can alter a parse
 
@@ -154,7 +156,8 @@ class Definitions:
         """Everything that shapes the parser's tables, hashable (for their cache)."""
         return (tuple(sorted(self.macros.items())), tuple(sorted(self.envs.items())),
                 tuple(sorted(self.aliases.items())), tuple(sorted(self.cite_names.items())),
-                tuple(sorted(self.acronyms.items())))
+                tuple(sorted(self.acronyms.items())),
+                (self.cite_style, tuple(sorted(self.cite_years.items())) if self.cite_style else ()))
 
 
 # --- reading definitions with pylatexenc ----------------------------------------------------

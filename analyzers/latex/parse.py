@@ -126,7 +126,7 @@ class ParseOptions:
 
     def tables(self, definitions: Definitions | None = None) -> T.Tables:
         return T.build_tables(tuple(sorted(self.commands.items())), tuple(sorted(self.environments.items())),
-                              tuple(sorted(self.macros.items())), definitions.key() if definitions else ((), (), (), (), ()))
+                              tuple(sorted(self.macros.items())), definitions.key() if definitions else ((), (), (), (), (), ("", ())))
 
 
 class TablesFor:

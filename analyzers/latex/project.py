@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .blocks import split_blocks
-from .citations import names_of_bib_texts
+from .citations import cite_style, names_of_bib_texts
 from .macros import Definitions
 from .parse import ChunkMaker, ChunkState, ParseOptions, TablesFor, file_events, parse_document
 from .roots import (Reader, RootChoice, bib_candidates, bib_files, existing, find_root, include_candidates, norm_path,
@@ -155,7 +155,8 @@ def parse_project(root: Path, options: ParseOptions | None = None, read: Reader 
     else:
         # the .bib is named at the end; its author names are needed from the first \citet on
         bibs = [try_read(p, walk.read) for p in bib_files(root, text, walk.read, walk.wall)]
-        walk.scope.cite_names = names_of_bib_texts([b for b in bibs if b])
+        walk.scope.cite_names, walk.scope.cite_years = names_of_bib_texts([b for b in bibs if b])
+        walk.scope.cite_style = cite_style(text)
         walk.visit(root, text, None, 0)
         walk.result.notes = sorted(walk.tables().notes)
         if not walk.result.chunks and not walk.result.warnings:

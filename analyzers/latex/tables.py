@@ -559,6 +559,8 @@ class Tables:
     aliases: dict[str, str] = field(default_factory=dict)  # name -> the command it stands for
     cite_names: dict[str, str] = field(default_factory=dict)  # bib key -> authors' short name
     acronyms: dict = field(default_factory=dict)  # glossaries key -> macros.Acronym
+    cite_years: dict[str, str] = field(default_factory=dict)  # bib key -> year
+    cite_style: str = ""  # "acl": ACL's author-year styles, where \\cite reads "Smith et al. (2023)"
     stores: frozenset[str] = frozenset()  # package macros that only store their arguments: dropped with them
     templates: dict = field(default_factory=dict, compare=False, repr=False)  # parsed macro bodies
 
@@ -583,7 +585,7 @@ _KNOWN_TEXT = frozenset(TEXT_COMMANDS) | frozenset(ACCENTS)
 
 @lru_cache(maxsize=32)
 def build_tables(commands: tuple[tuple[str, str], ...], environments: tuple[tuple[str, str], ...],
-                 macros: tuple[tuple[str, str], ...], definitions: tuple = ((), (), (), (), ())) -> Tables:
+                 macros: tuple[tuple[str, str], ...], definitions: tuple = ((), (), (), (), (), ("", ()))) -> Tables:
     """`definitions` is `Definitions.key()`: the project's macros, environments, aliases, cite names, acronyms."""
     user_cmds = parse_user_commands(dict(commands))
     user_envs = parse_user_environments(dict(environments))
@@ -627,4 +629,5 @@ def build_tables(commands: tuple[tuple[str, str], ...], environments: tuple[tupl
         if spec is not None:
             db._macros[alias] = MacroSpec(alias, args_parser=spec.args_parser)
     return Tables(user_cmds, user_envs, dict(macros), db, defs, env_defs, note_macros(defs), aliases,
-                  dict(definitions[3]), dict(definitions[4]), stores=storing(own, skip))
+                  dict(definitions[3]), dict(definitions[4]), dict(definitions[5][1]), definitions[5][0],
+                  stores=storing(own, skip))

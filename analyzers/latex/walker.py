@@ -60,6 +60,18 @@ def _args(node) -> tuple[str, list]:
     return spec, list(d.argnlist)
 
 
+_MATH_END = re.compile(r"(?:\\end\s*\{[^{}]*\}|\\\]|\$\$)\s*$")
+_MATH_TAIL = re.compile(r"(?:\s|\\label\s*\{[^{}]*\}|\\(?:nonumber|notag|quad|qquad|[,;:! \\])|\}|&)+$")
+
+
+def _math_punctuation(src: str) -> str:
+    """The `.`/`,`/`;`/`:` that ends a display formula's source (`x = y.\\end{equation}`), or ""."""
+    tail = _MATH_TAIL.sub("", _MATH_END.sub("", src[-200:]))
+    if not tail or tail[-1] not in ".,;:" or tail.endswith("\\right.") or tail.endswith("\\."):
+        return ""
+    return tail[-1]
+
+
 def _mandatory(spec: str, args: list) -> list:
     out = [a for t, a in zip(spec, args) if t == "{" and a is not None]
     if len(args) > len(spec):  # custom parsers (verbatim) put their node without a spec char
@@ -166,11 +178,18 @@ class _Walker:
                 if n.displaytype == "inline":
                     self.cur.synth(T.MATH, n.pos, n.pos + n.len)
                 else:
-                    self.cur.sp(n.pos, n.pos + n.len)
+                    self.display_math(n.pos, n.pos + n.len)
             elif cls is LatexEnvironmentNode:
                 self.env(n)
             elif cls is LatexCommentNode:
                 pass
+
+    def display_math(self, a: int, b: int) -> None:
+        """Display math (`\\[...\\]`, `equation`, `align` ...) is part of its sentence: "[math]", with the
+        punctuation that ends the formula ("we obtain [math], and therefore ...")."""
+        self.cur.sp(a)
+        self.cur.synth(T.MATH + _math_punctuation(self.s[a:b]), a, b)
+        self.cur.sp(b - 1, b)
 
     def chars(self, n) -> None:
         s, pos = n.chars, n.pos
@@ -331,7 +350,8 @@ class _Walker:
         raw = _COMMENT_IN_KEYS.sub("", self.raw(mand[-1])) if mand else ""
         keys = [k.strip() for k in raw.split(",") if k.strip()]
         cur.cites.extend((cur.n, key) for key in keys)
-        cur.synth(render_cite(n.macroname, keys, self.t.cite_names) or T.CITE, n.pos, n.pos + n.len)
+        text = render_cite(n.macroname, keys, self.t.cite_names, self.t.cite_years, self.t.cite_style)
+        cur.synth(text or T.CITE, n.pos, n.pos + n.len)
 
     def placeholder(self, n) -> None:
         """`\\ref`, `\\url`, `\\verb`: a placeholder word for the whole command."""
@@ -456,7 +476,10 @@ class _Walker:
             self.cur.sp(a, b)
             return
         if user is None:
-            if name in T.MATH_ENVIRONMENTS or name in T.DROP_ENVIRONMENTS:
+            if name in T.MATH_ENVIRONMENTS:
+                self.display_math(a, b)
+                return
+            if name in T.DROP_ENVIRONMENTS:
                 self.cur.sp(a, b)
                 return
             if name in T.FLOAT_ENVIRONMENTS:
