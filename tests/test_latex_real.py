@@ -1,4 +1,4 @@
-"""The parser on nineteen real papers (tests/data/real): properties a reader can check against the PDF.
+"""The parser on the real papers (tests/data/real): properties a reader can check against the PDF.
 
 Each paper is parsed from the root file its README row names.  The checks are generic (no
 chunk holds an author note, an empty slot left by a vanished macro, title-block text; every
@@ -173,7 +173,7 @@ def test_no_empty_slot_where_a_macro_vanished(papers):
 
 def test_no_title_block_text(papers):
     for folder, project in papers.items():
-        text = _joined(project, skip_sections=r"(?i)acknowledg")
+        text = _joined(project, skip_sections=r"(?i)acknowledg|contributions")
         root = _live(ROOTS[folder])
         names = set()
         for command in ("author", "icmlauthor", "affiliation", "icmlaffiliation"):
@@ -222,10 +222,10 @@ def test_citations_in_the_sentence_read_as_names(papers):
     sphere = _joined(papers["iclr2020-deepsphere"])
     assert "Cohen et al." in sphere
     acl = _joined(papers["acl2019-highres"])
-    assert "Clarke and Lapata proposed a question-answering based approach" in acl
+    assert "Clarke and Lapata (2010) proposed a question-answering based approach" in acl  # ACL style: \cite is \citet
     spot = _joined(papers["emnlp2020-spot-the-bot"])
-    assert "Similar to Bojar et al., we define a win rate" in spot  # \newcite = \citet in emnlp2020.sty
-    assert "we follow the approach by Dušek et al. where the ranking" in spot
+    assert "Similar to Bojar et al. (2013), we define a win rate" in spot  # \newcite = \citet in emnlp2020.sty
+    assert "we follow the approach by Dušek et al. (2018) where the ranking" in spot
     for folder, project in papers.items():  # every \citet whose key the .bib has reads as a name
         named = sum(c.text.count(" et al.") + c.text.count(" and ") for c in project.chunks)
         assert named > 0 or not project.bib_files, folder

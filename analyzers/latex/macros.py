@@ -374,12 +374,18 @@ _STORE = re.compile(r"\\(?:[gex]?def|global\\def|let)\s*\\[a-zA-Z@]+\s*(?:#\d)*\
                     r"|\\setkeys\*?\s*\{[^{}]*\}\s*\{[^{}]*\}|\\(?:@namedef|expandafter)[^{}]*\{[^{}]*\}\s*\{[^{}]*\}")
 
 
+# TeX's box and register arithmetic (`\setbox0=\hbox{#1}\dimen0\wd0\divide\dimen0 by 2`): a macro that
+# measures or draws (a circled number), not one whose body reads as text.
+_PRIMITIVE = re.compile(r"\\(?:setbox|dimen|count|skip|divide|multiply|advance|wd|ht|dp)(?![a-zA-Z@])")
+
+
 def machinery(macros: dict[str, MacroDef], known: frozenset[str]) -> frozenset[str]:
     """Macros that are package machinery rather than text, and are not expanded: a very long body,
-    or one built on `@` internals (pylatexenc would read `\\@onedot` as `\\@` + "onedot").  A
+    one on TeX's box and register arithmetic, or one built on `@` internals (pylatexenc would read `\\@onedot` as `\\@` + "onedot").  A
     redefinition of a command the parser `known`s that calls machinery counts too: cvpr.sty's
     `\\etal` ends in `\\onedot`, and the parser's own `\\etal` ("et al.") is better."""
-    seeds = {name for name, d in macros.items() if len(d.body) > MAX_BODY_CHARS or _INTERNAL.search(d.body)}
+    seeds = {name for name, d in macros.items()
+             if len(d.body) > MAX_BODY_CHARS or _INTERNAL.search(d.body) or _PRIMITIVE.search(d.body)}
     return frozenset(seeds) | (_callers(seeds, macros) & known)
 
 
