@@ -175,6 +175,8 @@ DEFINITION_COMMANDS = {
     "let": "let",
     "newif": "newif",
     "newacronym": "acronym",
+    "acro": "acro", "acrodef": "acro", "newacro": "acro",  # acronym package: \acro{key}[short]{long}
+    "DeclareAcronym": "declare",  # acro: \DeclareAcronym{key}{short = ..., long = ...}
 }
 
 
@@ -272,7 +274,7 @@ class DefinitionArgs(MacroStandardArgsParser):
     """pylatexenc arguments of a definition command, each read as raw text (a chars node)."""
 
     _SPECS = {"command": "*{[[{", "environment": "*{[[{{", "operator": "*{{", "def": "{{{", "let": "{{", "newif": "{",
-              "acronym": "[{{{"}
+              "acronym": "[{{{", "acro": "{[{", "declare": "{{"}
 
     def __init__(self, shape: str):
         super().__init__(argspec=self._SPECS[shape])
@@ -308,6 +310,10 @@ class DefinitionArgs(MacroStandardArgsParser):
             return [r.cs()]
         if shape == "acronym":
             return [r.bracket(), r.braced(), r.braced(), r.braced()]
+        if shape == "acro":
+            return [r.braced(), r.bracket(), r.braced()]
+        if shape == "declare":
+            return [r.braced(), r.braced()]
         star = (r.p, r.p + 1) if r.char("*") else None
         name = r.name()
         if name is None:
@@ -338,6 +344,14 @@ def read_definition(node) -> Definition | None:
     if shape == "acronym":
         key = (raw[1] or "").strip()
         return Acronym(key, raw[2] or key, raw[3] or raw[2] or key) if key else None
+    if shape == "acro":  # \acro{CNN}[short]{long}: the key is the short form unless one is given
+        key = (raw[0] or "").strip()
+        return Acronym(key, (raw[1] or key).strip(), (raw[2] or key).strip()) if key else None
+    if shape == "declare":
+        key = (raw[0] or "").strip()
+        fields = dict((k.strip().lower(), v.strip().strip("{}").strip()) for k, _, v in
+                      (part.partition("=") for part in _split_keyvals(raw[1] or "")) if v)
+        return Acronym(key, fields.get("short", key), fields.get("long", fields.get("short", key))) if key else None
     if shape == "newif":
         name = _cs_name(raw[0] or "")
         return Switch(name[2:]) if name and name.startswith("if") and len(name) > 2 else None
@@ -363,6 +377,21 @@ def read_definition(node) -> Definition | None:
     if name is None or raw[4] is None:
         return None
     return MacroDef(name, min(nargs, 9), default, raw[4])
+
+
+def _split_keyvals(text: str) -> list[str]:
+    """`short = CNN, long = {Convolutional, Neural}` split at top-level commas."""
+    parts, depth, last = [], 0, 0
+    for i, c in enumerate(text):
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[last:i])
+            last = i + 1
+    parts.append(text[last:])
+    return parts
 
 
 # --- expansion ------------------------------------------------------------------------------

@@ -66,22 +66,27 @@ REF_COMMANDS = frozenset(
 URL_COMMANDS = frozenset({"url", "nolinkurl", "path"})
 FOOTNOTE_COMMANDS = frozenset({"footnote", "footnotetext", "tablefootnote"})
 CAPTION_COMMANDS = frozenset({"caption", "captionof", "subcaption", "subcaptionbox", "sidecaption"})
-INCLUDE_COMMANDS = frozenset({"input", "include", "subfile", "import", "subimport", "inputfrom", "subinputfrom", "includefrom", "subincludefrom"})
+INCLUDE_COMMANDS = frozenset({"input", "include", "subfile", "import", "subimport", "inputfrom", "subinputfrom", "includefrom", "subincludefrom",
+                              "loadglsentries"})  # glossaries' file of \newacronym definitions
 BIB_COMMANDS = frozenset({"bibliography", "addbibresource", "addglobalbib", "addsectionbib"})
 KEEP_LAST_COMMANDS = frozenset({"href", "textcolor", "colorbox", "fcolorbox", "texorpdfstring", "hyperref", "hyperlink", "foreignlanguage", "resizebox", "scalebox", "raisebox", "hypertarget"})
 # glossaries/acronym commands: name -> (form, case, plural); `\\gls` reads the short form (first-use
 # expansion is not tracked: it would tie every paragraph to all before it)
 GLOSSARY_COMMANDS = {
-    **{name: ("short", "", False) for name in ("gls", "ac", "acs", "acrshort", "glsentryshort", "glsxtrshort")},
-    **{name: ("short", "cap", False) for name in ("Gls", "Ac", "Acs", "Acrshort")},
-    **{name: ("short", "", True) for name in ("glspl", "acp", "acsp", "acrshortpl")},
-    **{name: ("short", "cap", True) for name in ("Glspl", "Acp")},
+    **{name: ("short", "", False) for name in ("gls", "ac", "acs", "acrshort", "glsentryshort", "glsxtrshort", "glstext",
+                                                "acsu")},
+    **{name: ("short", "cap", False) for name in ("Gls", "Ac", "Acs", "Acrshort", "Glstext")},
+    **{name: ("short", "", True) for name in ("glspl", "acp", "acsp", "acrshortpl", "glsplural")},
+    **{name: ("short", "cap", True) for name in ("Glspl", "Acp", "Acsp", "Glsplural")},
     "GLS": ("short", "upper", False), "GLSpl": ("short", "upper", True),
-    **{name: ("long", "", False) for name in ("acrlong", "acl", "glsentrylong", "glsxtrlong")},
-    **{name: ("long", "cap", False) for name in ("Acrlong", "Acl")},
+    **{name: ("long", "", False) for name in ("acrlong", "acl", "glsentrylong", "glsxtrlong", "aclu")},
+    **{name: ("long", "cap", False) for name in ("Acrlong", "Acl", "Aclu")},
     **{name: ("long", "", True) for name in ("acrlongpl", "aclp")},
-    **{name: ("full", "", False) for name in ("acrfull", "acf", "glsxtrfull")},
-    **{name: ("full", "cap", False) for name in ("Acrfull", "Acf")},
+    **{name: ("long", "cap", True) for name in ("Acrlongpl", "Aclp")},
+    **{name: ("full", "", False) for name in ("acrfull", "acf", "glsxtrfull", "glsfirst", "acfi")},
+    **{name: ("full", "cap", False) for name in ("Acrfull", "Acf", "Glsfirst", "Acfi")},
+    **{name: ("full", "", True) for name in ("acrfullpl", "acfp")},
+    **{name: ("full", "cap", True) for name in ("Acrfullpl", "Acfp")},
 }
 
 # siunitx: name -> (argspec, its mandatory arguments: v a value, u the unit, a an angle)
@@ -167,7 +172,7 @@ IGNORE_COMMANDS = frozenset(
     newglossaryentry iclrfinalcopy aclfinalcopy icmltitlerunning icmlsetsymbol icmlaffiliation
     icmlcorrespondingauthor icmlkeywords printAffiliationsAndNotice icmlauthor icmlEqualContribution
     glsunset glsreset glsresetall glsunsetall glsdisablehyper makeglossaries printglossaries
-    printglossary acresetall acreset
+    printglossary acresetall acreset acused acro acrodef newacro DeclareAcronym setacronymstyle
     vfill enlargethispage noindent centering raggedright raggedleft footnotemark
     textsuperscript textsubscript marginpar todo counterwithin counterwithout numberwithin
     addcontentsline addtocontents crefalias crefformat Crefformat creflabelformat crefrangeformat
@@ -282,7 +287,7 @@ _MACRO_ARGS = {
     "captionof": "*{[{", "subcaption": "[{", "subcaptionbox": "*[{[[[{", "sidecaption": "[{",
     "footnote": "[{", "footnotetext": "[{", "tablefootnote": "[{", "footnotemark": "[",
     "thanks": "{", "abstract": "{", "hyperref": "[{", "hyperlink": "{{",
-    "subfile": "{", "import": "*{{", "subimport": "*{{", "inputfrom": "{{", "subinputfrom": "{{",
+    "subfile": "{", "loadglsentries": "[{", "import": "*{{", "subimport": "*{{", "inputfrom": "{{", "subinputfrom": "{{",
     "includefrom": "{{", "subincludefrom": "{{", "addbibresource": "[{", "addglobalbib": "[{",
     "addsectionbib": "[{", "bibliographystyle": "{", "printbibliography": "[",
     "newtheorem": "*{[{[", "theoremstyle": "{", "includepdf": "[{",
@@ -306,7 +311,8 @@ _MACRO_ARGS = {
     "setcopyright": "{", "copyrightyear": "{", "ccsdesc": "[{", "received": "[{",
     "icmltitlerunning": "{", "icmlsetsymbol": "{{", "icmlaffiliation": "{{",
     "icmlcorrespondingauthor": "{{", "icmlkeywords": "{", "printAffiliationsAndNotice": "{",
-    "icmlauthor": "{{", "icmltitle": "{", "twocolumn": "[", "glsunset": "{", "glsreset": "{", "acreset": "{",
+    "icmlauthor": "{{", "icmltitle": "{", "twocolumn": "[", "glsunset": "{", "glsreset": "{", "acreset": "{", "acused": "{",
+    "setacronymstyle": "{",
     "printglossary": "[", **{name: "[{[" for name in GLOSSARY_COMMANDS},
     "textcolor": "[{{", "colorbox": "[{{", "fcolorbox": "[{[{{", "texorpdfstring": "{{",
     "title": "[{", "author": "[{", "keywords": "{", "enlargethispage": "*{",

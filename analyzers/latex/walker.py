@@ -322,8 +322,8 @@ class _Walker:
             self.walk(mand[:1])  # an unknown key is at least its own name
             return
         form, case, plural = T.GLOSSARY_COMMANDS[n.macroname]
-        text = {"short": entry.short, "long": entry.long, "full": f"{entry.long} ({entry.short})"}[form]
-        text += "s" if plural else ""
+        pl = "s" if plural else ""
+        text = {"short": entry.short + pl, "long": entry.long + pl, "full": f"{entry.long}{pl} ({entry.short}{pl})"}[form]
         if case == "upper":
             text = text.upper()
         elif case == "cap":
