@@ -326,3 +326,84 @@ def test_counting_from_one_tokenisation_cuts_the_same_pieces(papers):
             assert L.split_paragraph(text, [], tokens.count_tokens, limit, tokens.token_offsets) == slow
             cut += len(slow) > 1
     assert cut > len(long)  # most were cut at one limit or both: the comparison covered the cutting
+
+
+# --- issue #32: papers of 2023-2025 as their authors wrote them ------------------------------
+
+_PLACEHOLDER = re.compile(r"\[(?:math|cite|ref|url|code|dummy)\]")
+_RESIDUE = re.compile(r"\\[a-zA-Z@]|(?<![\w)\]}])\*[A-Za-z]|@[A-Za-z]+@|[A-Za-z]+@[A-Za-z]+=")
+_LABEL = re.compile(r"\W*[^\W\d_]+(?:[.' -][^\W\d_]+)?\s*:[\W\s]*")
+
+
+def test_every_chunk_bears_a_sentence_under_a_section(papers):
+    """No paragraph or footnote is only a label ("DMM:"), a number, "[math]", or a word before a formula."""
+    assert len(papers) >= 27
+    for folder, project in papers.items():
+        for c in project.chunks:
+            if c.kind in ("paragraph", "footnote"):
+                rest = _PLACEHOLDER.sub(" ", c.text)
+                assert re.search(r"[^\W\d_]", rest) and not _LABEL.fullmatch(rest), (folder, c.text)
+            assert c.kind == "title" or c.section, (folder, c.kind, c.text[:80])
+
+
+def test_no_unexpanded_command_starred_name_or_package_internal(papers):
+    for folder, project in papers.items():
+        for c in project.chunks:
+            assert not _RESIDUE.search(c.text), (folder, c.text[:160])
+
+
+def test_no_chunk_from_a_datasheet_checklist_or_author_note(papers):
+    from peerlint.analyzers.latex.tables import AUTHOR_NOTE
+
+    for folder, project in papers.items():
+        for c in project.chunks:
+            assert not re.search(r"(?i)check-?list$|datasheet", c.section), (folder, c.section)
+            assert not AUTHOR_NOTE.search(c.text), (folder, c.text[:120])
+
+
+def test_a_datasheet_and_the_affiliation_footnote_are_left_out():
+    """NeurIPS 2023 D&B DataComp: its datasheet (118 question-and-answer chunks, 17 of them "No." or
+    "Any other comments?") and the affiliation footnote set before \\maketitle were read as prose."""
+    project = parse_project(ROOTS["neurips2023-datacomp"])
+    text = _joined(project)
+    for gone in ("For what purpose was the dataset created", "Any other comments", "Equal contribution, randomly ordered",
+                 "Juelich Supercomputing Center"):
+        assert gone not in text
+    assert not [c for c in project.chunks if c.text == "No."]
+    sections = {c.section for c in project.chunks}
+    assert {"Introduction", "Baseline details", "Contributions"} <= sections and "Datasheet" not in sections
+    assert project.chunks[1].kind == "abstract"  # right after the title: nothing from the author block
+
+
+def test_package_macros_that_only_store_and_tex_box_arithmetic_read_as_nothing():
+    """SOSP 2023 draft with its own acmart.cls: `\\settopmatter{printfolios=true}` read
+    "@ACM@topmatter@printfolios=true", `\\acmSubmissionID{XXX}` "XXX", and a circled-number macro on
+    `\\setbox0=\\hbox{#1}\\dimen0\\wd0...` "0=1000 by 2"; its abstract is plain text before the first heading."""
+    project = parse_project(ROOTS["sosp2023-approximate-lsm"])
+    text = _joined(project)
+    assert "@ACM@" not in text and "XXX" not in text and "by 2)" not in text
+    assert "examine FPs in the table (1). Starting" in text
+    first = project.chunks[1]
+    assert first.section == "Abstract" and first.text.startswith("Thanks to the advance of device scaling technologies")
+
+
+def test_settings_commands_and_makeatletter_code_are_not_prose():
+    """ICDAR 2024 (LNCS): `\\floatsetup[table]{capposition=top}` in the body read "[table]capposition=top"."""
+    text = _joined(parse_project(ROOTS["icdar2024-distildoc"]))
+    assert "capposition" not in text and "[table]" not in text
+    assert text.startswith("DistilDoc: Knowledge Distillation for Visually-Rich Document Applications")
+
+
+def test_glossary_entries_loaded_from_a_file_read_as_printed():
+    """IEEE 2025: acronyms in a file read with `\\loadglsentries{acronyms}` read "qlora" and "sttsc"."""
+    text = _joined(parse_project(ROOTS["ieee2025-lladerm"]))
+    assert "classification accuracy of 45.2% with QLoRA and 44.5% with LoRA" in text
+    assert "inconsistencies in the STT/SC dataset" in text
+    assert "Fernandes" not in text and "Florianópolis" not in text  # IEEE author blocks
+
+
+def test_display_math_keeps_its_sentence_whole(papers):
+    rnn = _joined(papers["iclr2023-rnn-extrapolation"])
+    assert "this model is defined by the update rule: [math], where [math], [math] and [math] are configurable" in rnn
+    cryoem = _joined(papers["arxiv2021-cryoem-orientation"])
+    assert "[math] is acquired through [math], where [math] is the unknown 3D density map" in cryoem

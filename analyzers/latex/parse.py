@@ -303,6 +303,18 @@ def _has_words(text: str) -> bool:
     return _ALNUM.search(_PLACEHOLDER_RE.sub("", text)) is not None
 
 
+_LETTER = re.compile(r"[^\W\d_]")
+_LABEL_ONLY = re.compile(r"\W*[^\W\d_]+(?:[.'\u2019 -][^\W\d_]+)?\s*:[\W\s]*")
+
+
+def _bears_a_sentence(text: str) -> bool:
+    """A paragraph or footnote with letters besides the placeholders, and more than a run-in label:
+    one that is only a number (`\\setstretch{0}`), "[math]", or a label before a table or a formula
+    ("DMM:", "Then: [math]") says nothing the models can read."""
+    rest = _PLACEHOLDER_RE.sub(" ", text)
+    return _LETTER.search(rest) is not None and _LABEL_ONLY.fullmatch(rest) is None
+
+
 def _sentence_starts(text: str) -> list[int]:
     out = []
     for m in _SENTENCE_END.finditer(text):
@@ -525,12 +537,16 @@ class ChunkMaker:
         out = []
         for i0, i1 in _pieces(para, self.options):
             text = para.text[i0:i1]
-            if _has_words(text):
+            if _has_words(text) if para.kind not in _PROSE_KINDS else _bears_a_sentence(text):
                 rel = tuple(para.offs[i0:i1]) + (para.end(i1 - 1),)
                 cites = tuple(dict.fromkeys(k for i, k in para.cites if i0 <= i < i1)) if para.cites else ()
                 out.append((text, rel, cites))
         para.memo["pieces"] = (key, out)
         return out
+
+
+# kinds whose chunk must bear a sentence (titles, headings, captions and abstracts are kept as written)
+_PROSE_KINDS = frozenset({"paragraph", "footnote"})
 
 
 # --- entry point ----------------------------------------------------------------------------

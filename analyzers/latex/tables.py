@@ -172,7 +172,7 @@ IGNORE_COMMANDS = frozenset(
     newglossaryentry iclrfinalcopy aclfinalcopy icmltitlerunning icmlsetsymbol icmlaffiliation
     icmlcorrespondingauthor icmlkeywords printAffiliationsAndNotice icmlauthor icmlEqualContribution
     glsunset glsreset glsresetall glsunsetall glsdisablehyper makeglossaries printglossaries
-    printglossary acresetall acreset acused acro acrodef newacro DeclareAcronym setacronymstyle
+    printglossary acresetall acreset setstretch linespread acused acro acrodef newacro DeclareAcronym setacronymstyle
     vfill enlargethispage noindent centering raggedright raggedleft footnotemark
     textsuperscript textsubscript marginpar todo counterwithin counterwithout numberwithin
     addcontentsline addtocontents crefalias crefformat Crefformat creflabelformat crefrangeformat
@@ -312,7 +312,7 @@ _MACRO_ARGS = {
     "icmltitlerunning": "{", "icmlsetsymbol": "{{", "icmlaffiliation": "{{",
     "icmlcorrespondingauthor": "{{", "icmlkeywords": "{", "printAffiliationsAndNotice": "{",
     "icmlauthor": "{{", "icmltitle": "{", "twocolumn": "[", "glsunset": "{", "glsreset": "{", "acreset": "{", "acused": "{",
-    "setacronymstyle": "{",
+    "setacronymstyle": "{", "setstretch": "{", "linespread": "{",
     "printglossary": "[", **{name: "[{[" for name in GLOSSARY_COMMANDS},
     "textcolor": "[{{", "colorbox": "[{{", "fcolorbox": "[{[{{", "texorpdfstring": "{{",
     "title": "[{", "author": "[{", "keywords": "{", "enlargethispage": "*{",
