@@ -184,7 +184,7 @@ class Service:
         root, project = found.choice.root, found.project
         files = [p.as_uri() for p in project.files] or [uri]
         state = ProjectState(root, files, project.chunks, read_bibliography(project.bib_files), project.bib_files,
-                             warnings=found.warnings, venue_guess=found.venue_guess, date=found.date, wall=found.wall)
+                             warnings=found.judging_warnings, venue_guess=found.venue_guess, date=found.date, wall=found.wall)
         with self._lock:
             old = self.projects.get(root)
             if old is not None:

@@ -558,3 +558,18 @@ def test_acl_styles_print_cite_as_names_and_year(tmp_path):
     plain = [c.text for c in parse_project(tmp_path / "plain.tex").chunks]
     assert acl[1] == "Smith et al. (2023) show that; Lee (2021) agrees [cite]; in 2021 Smith et al. wrote it."
     assert plain[1] == "[cite] show that; Lee agrees [cite]; in [cite] Smith et al. wrote it."
+
+
+def test_chunks_does_not_say_the_evidence_date_check_does():
+    """An EMNLP 2020 draft: "evidence limited to papers published before 2020-06-01" concerns what is
+    judged against the index; `peerlint chunks` only reads the project and no longer prints it."""
+    from peerlint.analyzers.project_check import read_project
+    from peerlint.server.config import Settings
+
+    paper = Path(__file__).parent / "data" / "real" / "emnlp2020-spot-the-bot"
+    found = read_project(paper / "emnlp2020.tex", Settings())
+    assert any("evidence limited to papers published before" in w for w in found.judging_warnings)
+    assert not any("evidence limited" in w for w in found.warnings)
+    out = _peerlint("chunks", str(paper), cwd=paper)
+    assert out.returncode == 0 and "Spot The Bot" in out.stdout
+    assert "evidence limited" not in out.stderr
