@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .drafts.summaries import SectionSummary, summarise
+from .drafts.summaries import SectionSummary, missing_venue, summarise
 from .drafts.venue_guess import DraftDate, draft_date, evidence_before, guess_venue
 from .retrieval.bibliography import BibEntry, read_bib_files
 from .engine import Engine
@@ -108,7 +108,9 @@ def check_file(path: Path, engine: Engine, workspace: Path | None = None,
     settings = judged_with(engine.settings, found.venue_guess, found.date)
     report = engine.run(found.project.chunks, tier, bib, settings=settings)
     summaries = summarise(found.project.chunks, engine.retriever, settings.target_venue) if settings.section_summaries else []
-    return CheckResult(found.choice.root, found.project.chunks, report.judgments, found.judging_warnings + report.errors, bib,
+    venue_note = missing_venue(retriever.index, settings.target_venue) if retriever is not None else ""
+    warnings = found.judging_warnings + ([venue_note] if venue_note else []) + report.errors
+    return CheckResult(found.choice.root, found.project.chunks, report.judgments, warnings, bib,
                        summaries)
 
 
