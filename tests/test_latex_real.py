@@ -337,7 +337,7 @@ _LABEL = re.compile(r"\W*[^\W\d_]+(?:[.' -][^\W\d_]+)?\s*:[\W\s]*")
 
 def test_every_chunk_bears_a_sentence_under_a_section(papers):
     """No paragraph or footnote is only a label ("DMM:"), a number, "[math]", or a word before a formula."""
-    assert len(papers) >= 27
+    assert len(papers) >= 30
     for folder, project in papers.items():
         for c in project.chunks:
             if c.kind in ("paragraph", "footnote"):
@@ -407,3 +407,29 @@ def test_display_math_keeps_its_sentence_whole(papers):
     assert "this model is defined by the update rule: [math], where [math], [math] and [math] are configurable" in rnn
     cryoem = _joined(papers["arxiv2021-cryoem-orientation"])
     assert "[math] is acquired through [math], where [math] is the unknown 3D density map" in cryoem
+
+
+def test_a_thesis_whose_class_is_in_its_preamble_file_is_read_from_main():
+    """A 2024 PhD thesis: main.tex `\\input{preamble}` (which holds `\\documentclass`) and then
+    `\\begin{document}`; the folder's root was preamble.tex, read as four chunks of settings
+    ("L[1]>m#1 C[1]>m#1")."""
+    from peerlint.analyzers.latex.roots import pick_root, root_in_folder
+
+    folder = REAL / "thesis2024-xray-spectroscopy"
+    choice = root_in_folder(folder)
+    assert choice.root == folder / "main.tex" and not choice.note
+    assert pick_root(folder / "chapters" / "01" / "introduction.tex").root == folder / "main.tex"
+    project = parse_project(choice.root)
+    sections = {c.section for c in project.chunks}
+    assert {"ACKNOWLEDGEMENT", "Introduction", "Current Status", "Objectives of the Study"} <= sections
+    assert len(project.chunks) > 100 and not any(">m#1" in c.text for c in project.chunks)
+
+
+def test_integer_parameters_and_inline_icons_are_not_prose():
+    """A 2025 PLDI draft: `\\hbadness=10000` before `\\bibliography{main}` read "main" (10000 taken as a
+    length in units of `\\bibliography`), and `\\refTheories{zoo_parabs/algo.v}` (an `\\ifx` test and an
+    icon drawn by `\\includegraphics`) read "zoo_parabs/algo.vimages/rocq.png"."""
+    project = parse_project(ROOTS["pldi2025-parallel-abstractions"])
+    text = _joined(project)
+    assert "images/" not in text and "\\relax" not in text and "main" not in {c.text for c in project.chunks}
+    assert "as picture/icon links, for example and ." in text

@@ -400,7 +400,9 @@ _INTERNAL = re.compile(r"\\[a-zA-Z]*@[a-zA-Z@]|\{@[a-zA-Z]")  # \@onedot, \the@f
 # Where a storing macro puts its argument: a definition's body or a key list (`\gdef\@subtitle{#1}`,
 # `\setkeys{@ACM@topmatter@}{#1}`, `\def\@acmSubmissionID{#1}`).
 _STORE = re.compile(r"\\(?:[gex]?def|global\\def|let)\s*\\[a-zA-Z@]+\s*(?:#\d)*\s*\{[^{}]*\}"
-                    r"|\\setkeys\*?\s*\{[^{}]*\}\s*\{[^{}]*\}|\\(?:@namedef|expandafter)[^{}]*\{[^{}]*\}\s*\{[^{}]*\}")
+                    r"|\\setkeys\*?\s*\{[^{}]*\}\s*\{[^{}]*\}|\\(?:@namedef|expandafter)[^{}]*\{[^{}]*\}\s*\{[^{}]*\}"
+                    # an image and the length it is raised by (`\raisebox{-#1\@depth}{\includegraphics[...]{#2}}`)
+                    r"|\\includegraphics\s*(?:\[[^\]]*\])?\s*\{[^{}]*\}|\\raisebox\s*\{[^{}]*\}")
 
 
 # TeX's box and register arithmetic (`\setbox0=\hbox{#1}\dimen0\wd0\divide\dimen0 by 2`): a macro that
@@ -419,9 +421,9 @@ def machinery(macros: dict[str, MacroDef], known: frozenset[str]) -> frozenset[s
 
 
 def storing(macros: dict[str, MacroDef], among: frozenset[str]) -> frozenset[str]:
-    """The machinery macros (of `among`) that only store their arguments for later: acmart's
-    `\\acmSubmissionID{XXX}` (`\\gdef\\@acmSubmissionID{#1}`), `\\settopmatter{printfolios=true}`
-    (`\\setkeys`).  What they store is typeset elsewhere, if at all (a running head, a title block),
+    """The machinery macros (of `among`) that only store their arguments for later, or draw them:
+    acmart's `\\acmSubmissionID{XXX}` (`\\gdef\\@acmSubmissionID{#1}`), `\\settopmatter{printfolios=true}`
+    (`\\setkeys`), an inline icon `\\inlinegraphics{images/ocaml.png}` (`\\includegraphics{#2}`).  What they store is typeset elsewhere, if at all (a running head, a title block),
     so the call is left out with its arguments rather than read as an unknown command's text."""
     out = set()
     for name in among:

@@ -172,7 +172,7 @@ IGNORE_COMMANDS = frozenset(
     newglossaryentry iclrfinalcopy aclfinalcopy icmltitlerunning icmlsetsymbol icmlaffiliation
     icmlcorrespondingauthor icmlkeywords printAffiliationsAndNotice icmlauthor icmlEqualContribution
     glsunset glsreset glsresetall glsunsetall glsdisablehyper makeglossaries printglossaries
-    printglossary acresetall acreset setstretch linespread acused acro acrodef newacro DeclareAcronym setacronymstyle
+    printglossary acresetall acreset setstretch linespread acused ifx acro acrodef newacro DeclareAcronym setacronymstyle
     vfill enlargethispage noindent centering raggedright raggedleft footnotemark
     textsuperscript textsubscript marginpar todo counterwithin counterwithout numberwithin
     addcontentsline addtocontents crefalias crefformat Crefformat creflabelformat crefrangeformat
@@ -344,10 +344,21 @@ def starred(spec: str, name: str = "") -> str:
     return spec if spec.startswith("*") or name in _NO_STAR else "*" + spec
 
 
-_UNIT = r"(?:\s*(?:true)?(?:pt|pc|in|bp|cm|mm|dd|cc|sp|em|ex|mu|fil{1,3})\b|\s*\\[a-zA-Z@]+)"
+_UNIT = r"(?:\s*(?:true)?(?:pt|pc|in|bp|cm|mm|dd|cc|sp|em|ex|mu|fil{1,3})\b|[ \t]*\\[a-zA-Z@]+)"
 _ONE_DIMEN = r"\s*=?\s*[-+]?\s*(?:(?:\d+(?:[.,]\d*)?|[.,]\d+)" + _UNIT + r"|\\[a-zA-Z@]+)"
 _DIMEN = re.compile(_ONE_DIMEN + r"(?:\s*(?:plus|minus|\\@plus|\\@minus)" + _ONE_DIMEN + r")*"
                     r"|\s*=?\s*[-+]?\s*\d+(?![.,\d])|")  # an integer parameter's value (`\\looseness-1`); or nothing
+
+
+_TOKEN = re.compile(r"\s*(?:\\[a-zA-Z@]+|\\.|[^\s\\{}%]|\{[^{}]*\})")
+_INTEGER = re.compile(r"\s*=?\s*[-+]?\s*\d+|")
+# TeX parameters whose value is an integer: `\\hbadness=10000\n\\bibliography{main}` is not a length
+# "10000\\bibliography"
+INTEGER_PARAMETERS = frozenset(
+    """looseness tolerance pretolerance hbadness vbadness linepenalty hyphenpenalty exhyphenpenalty
+    clubpenalty widowpenalty displaywidowpenalty interlinepenalty brokenpenalty binoppenalty relpenalty
+    predisplaypenalty postdisplaypenalty floatingpenalty finalhyphendemerits doublehyphendemerits
+    adjdemerits hangafter""".split())
 
 
 def _tikz_end(s: str, p: int) -> int:
@@ -414,9 +425,19 @@ class _RawArgParser(MacroStandardArgsParser):
                 text = w.make_node(latexwalker.LatexCharsNode, parsing_state=parsing_state,
                                    chars="", pos=stop, len=0)
             return ParsedMacroArgs(argspec="{{", argnlist=[url, text]), pos, stop - pos
-        if self.mode == "dimen":
-            m = _DIMEN.match(s, p)
+        if self.mode in ("dimen", "integer"):  # an integer parameter's value has no unit (`\\hbadness=10000`)
+            m = (_INTEGER if self.mode == "integer" else _DIMEN).match(s, p)
             return self._node(w, p, m.end(), pos, m.end(), parsing_state, None)
+        if self.mode == "tokens":  # \\ifx's two tokens (`\\ifx\\relax#1\\relax` in a macro body): compared, not printed
+            end = p
+            for _ in range(2):
+                m = _TOKEN.match(s, end)
+                if m is None:
+                    break
+                end = m.end()
+                if s.startswith("{}", end):  # an argument marker's empty group
+                    end += 2
+            return self._node(w, p, end, pos, end, parsing_state, None)
         if self.mode == "tikz":  # \tikz[opts]{picture} or \tikz[opts] \draw ...;
             end = _tikz_end(s, p)
             return self._node(w, p, end, pos, end, parsing_state, None)
@@ -619,7 +640,9 @@ def build_tables(commands: tuple[tuple[str, str], ...], environments: tuple[tupl
     macro_specs.append(MacroSpec("lstinline", args_parser=_RawArgParser("verb")))
     macro_specs += [MacroSpec(name, args_parser=_RawArgParser("braced")) for name in CODE_COMMANDS | {"pyc", "pyb"}]
     macro_specs.append(MacroSpec("tikz", args_parser=_RawArgParser("tikz")))
-    macro_specs += [MacroSpec(name, args_parser=_RawArgParser("dimen")) for name in DIMEN_COMMANDS]
+    macro_specs.append(MacroSpec("ifx", args_parser=_RawArgParser("tokens")))
+    macro_specs += [MacroSpec(name, args_parser=_RawArgParser("integer" if name in INTEGER_PARAMETERS else "dimen"))
+                    for name in DIMEN_COMMANDS]
     macro_specs += definition_specs()
     env_specs = [EnvironmentSpec(name, args) for name, args in _ENV_ARGS.items()]
     db.add_context_category("peerlint", macros=macro_specs, environments=env_specs, prepend=True)
