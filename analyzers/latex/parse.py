@@ -19,18 +19,25 @@ What becomes prose
     "Related Work".  Sub-level titles are still chunks of kind "section-title".  Untitled
     prose between the abstract and the first heading, and a teaser figure above the abstract,
     have section "Introduction"; a footnote
-    of the abstract, and a file `\\input` inside `\\begin{abstract}`, are in "Abstract".
-  * Placeholder words keep sentences readable: inline math -> "[math]", `\\cite...` -> "[cite]"
+    of the abstract, a file `\\input` inside `\\begin{abstract}`, and untitled opening prose in a
+    paper with no abstract environment (a systems paper's plain-text abstract) are in "Abstract".
+  * Placeholder words keep sentences readable: inline and display math -> "[math]" (display math
+    keeps the punctuation that ends it: "we obtain [math], and therefore"), `\\cite...` -> "[cite]"
     (keys go to `Chunk.cites`; in a project whose .bib has the key, `\\citet` and the other
-    citations that are part of the sentence read as the authors' names, `citations.py`),
+    citations that are part of the sentence read as the authors' names, `citations.py`; in ACL's
+    author-year styles `\\cite` too, with the year: "Smith et al. (2023)"),
     `\\ref`-like -> "[ref]", `\\url` -> "[url]", `\\verb` -> "[code]", commands configured as
     "dummy" -> "[dummy]"; `\\gls{key}` reads the acronym's short form; siunitx quantities read
-    as printed (`\\SI{3.5}{\\giga\\byte}` -> "3.5 GB", `\\qty{5}{\\percent}` -> "5%").  Display math, comments,
+    as printed (`\\SI{3.5}{\\giga\\byte}` -> "3.5 GB", `\\qty{5}{\\percent}` -> "5%").  Starred forms read like
+    the unstarred ones (`\\gls*{x}`).  Comments,
     verbatim-like and `comment` environments, false conditional branches, `\\todo` and other
     notes, title blocks (authors, affiliations, ICML's `\\twocolumn[...]` apart from its
-    title), `\\vskip`-like dimensions and TeX parameters (`\\looseness-1`), tables, code
-    (`\\verb`, listings, pythontex), the bibliography, a venue's checklist section (its questions
-    are the venue's text; see `_CHECKLIST`) and the preamble (except `\\title` and `\\abstract`)
+    title; acmart/IEEE/LNCS author commands; footnotes set under the title or saying who contributed
+    what), code between `\\makeatletter` and `\\makeatother`, `*setup` commands, a paragraph or
+    footnote that is only a number or a run-in label ("DMM:"), `\\vskip`-like dimensions and TeX
+    parameters (`\\looseness-1`), tables, code
+    (`\\verb`, listings, pythontex), the bibliography, a venue's checklist section and a dataset's
+    datasheet (their questions are the venue's text; see `_CHECKLIST`) and the preamble (except `\\title` and `\\abstract`)
     are dropped.  `\\emph{...}` and unknown commands keep
     the text of their braced arguments; `~` is a space, `\\%` is "%", ``` `` ``` and `''` are
     '"', `--`/`---` are en/em dashes, accents are composed (`\\'e` -> "é").

@@ -2,7 +2,8 @@
 
 `parse_project(root)` walks the root and every file it includes, in reading order; each chunk's
 `uri` and offsets refer to the file its text is in.  The project's macros, conditionals and
-author names (from its .bib) carry from file to file.  Missing files and cycles become
+author names (from its .bib) carry from file to file; the project's argument-less macros expand in file
+arguments (`\\def\\pathToRuns{runs}` then `\\input{\\pathToRuns/best.tex}`).  Missing files and cycles become
 warnings, and so does a file outside the project's wall (`wall.py`): it is never read.  Which file is the root: `roots.py` (`find_root` and `pick_root` are re-exported here).
 """
 
