@@ -545,6 +545,8 @@ def test_author_blocks_of_the_common_classes_are_left_out(strict):
     for source in (acm, ieee, lncs):
         assert texts(source)[-2:] == ["Intro", "Text of the paper."], source
     assert texts(neurips) == ["The abstract.", "Intro", "Text here.", "Code is public."]
+    # a document without headings or abstract keeps the footnote of its prose
+    assert texts(doc("", "Some text\\footnote{A note on it.} here.")) == ["Some text here.", "A note on it."]
 
 
 def test_acl_styles_print_cite_as_names_and_year(tmp_path):

@@ -515,10 +515,10 @@ class ChunkMaker:
         return state.section
 
     def _author_note(self, para: Para) -> bool:
-        """A footnote of the title block: one set before the first heading and the abstract (the
+        """A footnote of the title block: one set before any prose, heading or abstract (the
         affiliations under the title), or one saying who contributed what (`T.AUTHOR_NOTE`)."""
         state = self.state
-        if not state.section and not state.after_abstract and state.last_kind != "abstract":
+        if not state.section and not state.after_abstract and state.last_kind in ("", "title"):
             return True
         return T.AUTHOR_NOTE.search(para.text) is not None
 
