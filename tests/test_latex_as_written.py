@@ -575,3 +575,11 @@ def test_chunks_does_not_say_the_evidence_date_check_does():
     out = _peerlint("chunks", str(paper), cwd=paper)
     assert out.returncode == 0 and "Spot The Bot" in out.stdout
     assert "evidence limited" not in out.stderr
+
+
+def test_a_warning_is_said_once_per_cause(tmp_path, strict):
+    """A file \\input three times, and a missing one twice: one warning each (issue #32: 242 warnings, 16 distinct)."""
+    (tmp_path / "part.tex").write_text("Some prose of the part.\n")
+    (tmp_path / "main.tex").write_text(doc("", "\\section{A}\n" + "\\input{part}\n" * 3 + "\\input{gone}\n" * 2))
+    warnings = parse_project(tmp_path / "main.tex").warnings
+    assert len(warnings) == len(set(warnings)) == 2, warnings

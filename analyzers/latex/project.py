@@ -115,24 +115,23 @@ class _ProjectWalk:
             if found is None and self.refused(f"{path.name}: \\{ev.command}{{{name}}}", cands):
                 continue
             if found is None:
-                self.result.warnings.append(f"{path.name}: bibliography file {cands[0].name} not found")
+                self.warn(f"{path.name}: bibliography file {cands[0].name} not found")
             elif found not in self.result.bib_files:
                 self.result.bib_files.append(found)
 
     def include(self, parent: Path, ev: Include, pre: bool, depth: int) -> None:
-        warnings = self.result.warnings
         cands = include_candidates(ev.command, ev.args, parent.parent, self.root_dir)
         if not cands:
             return
         for cand in cands:
             if cand in self.active:
-                warnings.append(f"{parent.name}: \\{ev.command}{{{ev.args[-1]}}} includes itself (cycle); skipped")
+                self.warn(f"{parent.name}: \\{ev.command}{{{ev.args[-1]}}} includes itself (cycle); skipped")
                 return
             if cand in self.seen:
-                warnings.append(f"{parent.name}: {cand.name} is included more than once; read once")
+                self.warn(f"{parent.name}: {cand.name} is included more than once; read once")
                 return
         if depth >= MAX_DEPTH:
-            warnings.append(f"{parent.name}: includes nested deeper than {MAX_DEPTH}; {ev.args[-1]} skipped")
+            self.warn(f"{parent.name}: includes nested deeper than {MAX_DEPTH}; {ev.args[-1]} skipped")
             return
         for cand in filter(self.wall.allows, cands):
             child = try_read(cand, self.read)
@@ -141,7 +140,7 @@ class _ProjectWalk:
                 return
         if self.refused(f"{parent.name}: \\{ev.command}{{{'}{'.join(ev.args)}}}", cands):
             return
-        warnings.append(f"{parent.name}: \\{ev.command}{{{ev.args[-1]}}} not found (looked for {cands[0]})")
+        self.warn(f"{parent.name}: \\{ev.command}{{{ev.args[-1]}}} not found (looked for {cands[0]})")
 
 
 def parse_project(root: Path, options: ParseOptions | None = None, read: Reader | None = None,
