@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .drafts.summaries import SectionSummary, summarise
+from .drafts.summaries import SectionSummary, missing_venue, summarise
 from .drafts.venue_guess import DraftDate, draft_date, evidence_before, guess_venue
 from .retrieval.bibliography import BibEntry, read_bib_files
 from .engine import Engine
@@ -55,6 +55,13 @@ class ProjectRead:
 
     @property
     def warnings(self) -> list[str]:
+        """What reading the project found (the root chosen among several, the parser's warnings)."""
+        return ([self.choice.note] if self.choice.note else []) + self.project.warnings
+
+    @property
+    def judging_warnings(self) -> list[str]:
+        """`warnings`, and the date that limits the evidence: said where findings are judged against the
+        index (`check`, the editor), not by commands that only read the project (`chunks`)."""
         return ([self.choice.note] if self.choice.note else []) + ([self.date_note] if self.date_note else []) \
             + self.project.warnings
 
@@ -101,7 +108,9 @@ def check_file(path: Path, engine: Engine, workspace: Path | None = None,
     settings = judged_with(engine.settings, found.venue_guess, found.date)
     report = engine.run(found.project.chunks, tier, bib, settings=settings)
     summaries = summarise(found.project.chunks, engine.retriever, settings.target_venue) if settings.section_summaries else []
-    return CheckResult(found.choice.root, found.project.chunks, report.judgments, found.warnings + report.errors, bib,
+    venue_note = missing_venue(retriever.index, settings.target_venue) if retriever is not None else ""
+    warnings = found.judging_warnings + ([venue_note] if venue_note else []) + report.errors
+    return CheckResult(found.choice.root, found.project.chunks, report.judgments, warnings, bib,
                        summaries)
 
 

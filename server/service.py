@@ -22,7 +22,7 @@ from ..analyzers.novelty.check import NoveltyChecker
 from ..analyzers.project_check import judged_with, read_bibliography, read_project
 from ..analyzers.retrieval.retriever import HitView, Retriever
 from ..analyzers.types import Chunk, Judgment, Position
-from ..analyzers.drafts.summaries import SectionSummary, summarise
+from ..analyzers.drafts.summaries import SectionSummary, missing_venue, summarise
 from ..analyzers.drafts.venue_guess import DraftDate, evidence_before
 from ..index.build import default_index_path
 from ..index.embedding.embedder import cache_root
@@ -183,8 +183,10 @@ class Service:
                              embedder=retriever.index.embedder if retriever is not None else None)
         root, project = found.choice.root, found.project
         files = [p.as_uri() for p in project.files] or [uri]
+        venue_note = missing_venue(retriever.index, self.settings.target_venue or found.venue_guess) if retriever else ""
         state = ProjectState(root, files, project.chunks, read_bibliography(project.bib_files), project.bib_files,
-                             warnings=found.warnings, venue_guess=found.venue_guess, date=found.date, wall=found.wall)
+                             warnings=found.judging_warnings + ([venue_note] if venue_note else []),
+                             venue_guess=found.venue_guess, date=found.date, wall=found.wall)
         with self._lock:
             old = self.projects.get(root)
             if old is not None:

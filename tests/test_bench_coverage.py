@@ -51,3 +51,22 @@ def test_a_work_the_corpus_dates_after_the_project_is_not_counted_as_held(tmp_pa
     assert project["year"] == 2020
     assert project["held"] == {"doi": 1} and project["held_later"] == 1
     assert abs(project["coverage"] - 1 / 30) < 1e-9
+
+
+def test_run_from_a_paper_folder_it_writes_to_the_cache_and_skips_style_commands(tmp_path, capsys, monkeypatch):
+    """Run where a writer runs it (their paper's folder): no results/ appears there, and DataComp's
+    `\\setcitestyle{numbers}` is not a cited key named "numbers"."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"id": "x", "title": "Learning transferable visual models from natural language "
+                                  "supervision"}) + "\n", encoding="utf-8")
+    paper = tmp_path / "paper"
+    paper.mkdir()
+    monkeypatch.chdir(paper)
+    monkeypatch.setenv("PEERLINT_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["bench", "coverage", "--from-latex", str(REAL / "neurips2023-datacomp"), "--corpus", str(corpus),
+                 "--missing"]) == 0
+    assert not (paper / "results").exists() and not list(paper.iterdir())
+    (path,) = (tmp_path / "cache" / "results").glob("coverage-*.json")
+    assert str(path) in capsys.readouterr().out  # said where
+    (project,) = json.loads(path.read_text())["projects"]
+    assert "numbers" not in project["unresolved_keys"] and project["cited"] > 100

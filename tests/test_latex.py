@@ -110,7 +110,7 @@ def test_offsets_point_at_the_source_letters(strict, path):
             else:  # letters that stand for a command or for math: they map to its start
                 assert source[c.offsets[i]] in "\\$", (c.text, i)
                 other += 1
-    assert exact > 20 * other > 0
+    assert exact > 15 * other > 0  # display math reads "[math]" too (it keeps its sentence whole)
 
 
 @needs_data
@@ -200,7 +200,7 @@ def test_placeholders_accents_and_specials(strict):
               r"Vuli\'{c} said 5~\% is ``fine'' --- mostly, \eg, in \LaTeX{} \verb|\code| "
               r"on \href{http://x.org/%7E}{\emph{our} site}.")
     (c,) = parse_document(source, "file:///p.tex")
-    assert c.text == ('We have [math] and done; see [cite] in Sec. [ref] at [url]. '
+    assert c.text == ('We have [math] and [math] done; see [cite] in Sec. [ref] at [url]. '
                       'Vulić said 5 % is "fine" \u2014 mostly, e.g., in LaTeX [code] on our site.')
     assert c.cites == ("k",)
     i = c.text.index("ć")

@@ -502,3 +502,84 @@ def test_ifdefined_ifcsname_and_ifx_undefined_follow_the_project_s_definitions()
 \ifx\showcomments\undefined No comments. \else Comments. \fi
 \ifdefined\citet Known command. \fi"""
     assert texts(doc(pre, body)) == ["Kept NeurIPS. Camera ready. No comments. Known command."]
+
+
+# --- issue #32 ------------------------------------------------------------------------------
+
+def test_a_macro_in_an_input_path_is_expanded(tmp_path, strict):
+    """A NeurIPS 2024 camera-ready: `\\def\\pathToRuns{...}` then `\\input{\\pathToRuns/best_Adam.tex}`."""
+    (tmp_path / "runs" / "adam").mkdir(parents=True)
+    (tmp_path / "runs" / "adam" / "best_Adam.tex").write_text("Adam converges fastest on every run we made.\n")
+    (tmp_path / "main.tex").write_text(doc(r"\def\pathToRuns{runs}\newcommand{\optdir}{\pathToRuns/adam}",
+                                           "\\section{Results}\n\\input{\\optdir/best_Adam.tex}\n"))
+    project = parse_project(tmp_path / "main.tex")
+    assert not project.warnings
+    assert [c.text for c in project.chunks] == ["Results", "Adam converges fastest on every run we made."]
+
+
+def test_starred_forms_read_like_the_unstarred_ones(strict):
+    pre = r"\newacronym{ssm}{SSM}{state space model}\newacronym{ru}{RU}{railway undertaking}"
+    body = (r"\section{\gls*{ssm} models} \glspl*{ru} compete; \Gls*{ssm} and \acrlong*{ssm} too, "
+            r"see \cref*{x} and \footnote*{A note here.} done.")
+    assert texts(doc(pre, body)) == ["SSM models", "RUs compete; SSM and state space model too, see [ref] and done.",
+                                     "A note here."]
+
+
+def test_makeatletter_code_in_the_body_is_not_prose(strict):
+    body = ("\\section{Conclusion}\nWe conclude here.\n\n\\makeatletter\n\\def\\toptitlebar{\\hrule height4\\p@\\vskip .25in}\n"
+            "\\toptitlebar\\centering{\\LARGE\\bf Appendix\\par}\\bottomtitlebar\n\n"
+            "\\printcontents[sections]{l}{1}{\\setcounter{tocdepth}{2}}\n\\makeatother\nStill prose.\n")
+    assert texts(doc("", body)) == ["Conclusion", "We conclude here.", "Still prose."]
+
+
+def test_author_blocks_of_the_common_classes_are_left_out(strict):
+    acm = doc(r"\documentclass{acmart}", r"\title{T}\author{Ann Lee}\authornote{Both authors contributed equally to this research.}"
+              r"\affiliation{\institution{MIT}\city{Cambridge}\country{USA}}\email{a@b.c}\renewcommand{\shortauthors}{Lee}"
+              "\n\\maketitle\n\\section{Intro}\nText of the paper.\n")
+    ieee = doc("", r"\author{\IEEEauthorblockN{Ann Lee}\IEEEauthorblockA{MIT}}\maketitle"
+               "\n\\section{Intro}\nText of the paper.\n")
+    lncs = doc("", r"\titlerunning{Short}\author{Ann Lee\inst{1}\orcidID{0000}}\authorrunning{A. Lee}\institute{MIT}"
+               "\n\\maketitle\n\\section{Intro}\nText of the paper.\n")
+    neurips = doc("", "\\maketitle\n\\footnotetext{Equal contribution. Work done while at Google.}\n"
+                  "\\begin{abstract}\nThe abstract.\n\\end{abstract}\n\\section{Intro}\nText\\footnote{Code is public.} here.\n")
+    for source in (acm, ieee, lncs):
+        assert texts(source)[-2:] == ["Intro", "Text of the paper."], source
+    assert texts(neurips) == ["The abstract.", "Intro", "Text here.", "Code is public."]
+    # a document without headings or abstract keeps the footnote of its prose
+    assert texts(doc("", "Some text\\footnote{A note on it.} here.")) == ["Some text here.", "A note on it."]
+
+
+def test_acl_styles_print_cite_as_names_and_year(tmp_path):
+    (tmp_path / "refs.bib").write_text("@article{smith23, author={Smith, Ann and Jones, Bo and Li, Cy}, title={X}, year={2023}}\n"
+                                       "@article{lee21, author={Lee, Dee}, title={Y}, year={2021}}\n")
+    body = ("\\section{Intro}\n\\cite{smith23} show that; \\citet{lee21} agrees \\citep{smith23}; "
+            "in \\citeyear{lee21} \\citeauthor{smith23} wrote it.\n\\bibliography{refs}\n")
+    (tmp_path / "acl.tex").write_text(doc("\\usepackage[review]{acl}", body))
+    (tmp_path / "plain.tex").write_text(doc("\\usepackage{natbib}", body))
+    acl = [c.text for c in parse_project(tmp_path / "acl.tex").chunks]
+    plain = [c.text for c in parse_project(tmp_path / "plain.tex").chunks]
+    assert acl[1] == "Smith et al. (2023) show that; Lee (2021) agrees [cite]; in 2021 Smith et al. wrote it."
+    assert plain[1] == "[cite] show that; Lee agrees [cite]; in [cite] Smith et al. wrote it."
+
+
+def test_chunks_does_not_say_the_evidence_date_check_does():
+    """An EMNLP 2020 draft: "evidence limited to papers published before 2020-06-01" concerns what is
+    judged against the index; `peerlint chunks` only reads the project and no longer prints it."""
+    from peerlint.analyzers.project_check import read_project
+    from peerlint.server.config import Settings
+
+    paper = Path(__file__).parent / "data" / "real" / "emnlp2020-spot-the-bot"
+    found = read_project(paper / "emnlp2020.tex", Settings())
+    assert any("evidence limited to papers published before" in w for w in found.judging_warnings)
+    assert not any("evidence limited" in w for w in found.warnings)
+    out = _peerlint("chunks", str(paper), cwd=paper)
+    assert out.returncode == 0 and "Spot The Bot" in out.stdout
+    assert "evidence limited" not in out.stderr
+
+
+def test_a_warning_is_said_once_per_cause(tmp_path, strict):
+    """A file \\input three times, and a missing one twice: one warning each (issue #32: 242 warnings, 16 distinct)."""
+    (tmp_path / "part.tex").write_text("Some prose of the part.\n")
+    (tmp_path / "main.tex").write_text(doc("", "\\section{A}\n" + "\\input{part}\n" * 3 + "\\input{gone}\n" * 2))
+    warnings = parse_project(tmp_path / "main.tex").warnings
+    assert len(warnings) == len(set(warnings)) == 2, warnings

@@ -92,6 +92,20 @@ def sections_of(chunks: Sequence[Chunk]) -> list[list[Chunk]]:
     return list(groups.values())
 
 
+def missing_venue(index, venue: str) -> str:
+    """What to say, once, when the target venue has no paper in the index: its style percentile and its
+    `off-venue-style` findings need the venue's own papers, so they are left out ("" when it has some)."""
+    if not venue or index is None:
+        return ""
+    held = sorted({str(v) for v in np.unique(np.asarray(index.venues).astype(str))})
+    if venue.lower() in held:
+        return ""
+    name = display_venue(venue)
+    some = ", ".join(display_venue(v) for v in held[:12]) + (", ..." if len(held) > 12 else "")
+    return (f"the index holds no {name} papers, so there is no {name} style percentile and no off-venue-style "
+            f"finding; set targetVenue to a venue it holds ({some}) or add {name} papers to the index")
+
+
 def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[SectionSummary]:
     """The summary of every section of `chunks` (empty without a retriever)."""
     if retriever is None:

@@ -3,7 +3,8 @@
 `split_blocks` cuts at blank lines that lie outside every matched group and environment, and at
 `\\begin{document}` / `\\end{document}` (text after the latter is ignored).  Verbatim-like
 environments, `comment` environments and the branches of conditionals that are false are
-blanked out (replaced by spaces in a masked copy of the same length, so offsets stay exact).
+blanked out (replaced by spaces in a masked copy of the same length, so offsets stay exact), and so is the
+code between `\\makeatletter` and `\\makeatother` (its definitions still count).
 
 The same pass reads the file's definitions into a `Definitions` (the caller's, shared by the
 files of a project): definitions apply to the whole file and to the files read after it, and
@@ -39,6 +40,7 @@ _TOKENS = re.compile(
     r"|(?P<verb>\\(?:verb|lstinline)(?![a-zA-Z@])\*?)"
     r"|(?P<bracket>\\twocolumn[ \t]*\[)"
     r"|(?P<url>\\(?:url|nolinkurl|path|href)(?![a-zA-Z@])[ \t]*\{[^{}\r\n]*\})"
+    r"|(?P<atletter>\\makeatletter(?![a-zA-Z@]))"
     r"|(?P<define>\\(?:" + "|".join(DEFINITION_COMMANDS) + r")(?![a-zA-Z@]))"
     r"|(?P<cond>\\if[a-zA-Z@]*(?![a-zA-Z@]))"
     r"|(?P<switch>\\(?P<sname>[a-zA-Z@]+)(?P<svalue>true|false)(?![a-zA-Z@]))"
@@ -210,6 +212,8 @@ def _scan(s: str, scope: Definitions) -> _Scan:
             skip = _verb_end(s, m.end()) or skip
         elif kind == "bracket":
             scan.glued.append((a, match_bracket(s, m.end() - 1) + 1))
+        elif kind == "atletter":
+            scan.masks.append((a, _atletter_end(s, m.end())))
         elif kind == "define":
             definition, command, skip = reader.read(a)
             if definition is not None:
@@ -222,6 +226,21 @@ def _scan(s: str, scope: Definitions) -> _Scan:
         # esc, comment, url: nothing to do
     scan.masks.extend(reversed(scan.later))  # a true branch whose \\else runs to the end
     return scan
+
+
+_MAKEATOTHER = re.compile(r"\\makeatother(?![a-zA-Z@])")
+_BLANK_LINE = re.compile(r"(?:\r\n|\r|\n)[ \t]*(?:\r\n|\r|\n)")
+
+
+def _atletter_end(s: str, p: int) -> int:
+    """End of the `\\makeatletter` block starting before p: its `\\makeatother`, or (never closed) the
+    next blank line.  Code between them is package-level (`\\@...` internals, a title bar redrawn,
+    `\\printcontents`), never prose: the walker does not see it, while its definitions are still read."""
+    m = _MAKEATOTHER.search(s, p)
+    if m is not None:
+        return m.end()
+    b = _BLANK_LINE.search(s, p)
+    return b.start() if b else len(s)
 
 
 def _conditional(s: str, m: re.Match, scope: Definitions, scan: _Scan) -> int:
@@ -286,7 +305,10 @@ def _masked(s: str, masks: list[tuple[int, int]]) -> str:
     if not masks:
         return s
     parts, last = [], 0
-    for a, b in masks:
+    for a, b in sorted(masks):  # a `\\makeatletter` block holds other masked regions
+        a = max(a, last)
+        if b <= a:
+            continue
         parts.append(s[last:a])
         parts.append(" " * (b - a))
         last = b

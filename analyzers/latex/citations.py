@@ -84,14 +84,41 @@ def cite_names(entries: Iterable[BibEntry]) -> dict[str, str]:
     return out
 
 
-def render(command: str, keys: list[str], names: dict[str, str]) -> str | None:
-    """The words `command{keys}` stands for in prose, or None for the neutral placeholder."""
-    style = AUTHOR_CITES.get(command)
-    if style is None or not names:
+# ACL's styles (acl.sty 2023+, acl2019 ... naaclhlt2019, emnlp2020, eacl2021, coling2020, tacl, and the
+# acl_natbib bibliography style) are natbib author-year with `\\cite` printing as `\\citet`: "Smith et al.
+# (2023) show that ..." in the PDF.
+_ACL_STYLE = re.compile(
+    r"\\(?:usepackage|RequirePackage|bibliographystyle)\s*(?:\[[^\]]*\])?\s*\{[^{}]*"
+    r"(?<![\w-])(?:acl|acl_natbib|(?:acl|naaclhlt|naacl|emnlp|eacl|coling|aacl|conll)\d{4}|tacl\d{4}v?\d*)(?![\w-])")
+# commands that print "Names (Year)" in an author-year style
+_WITH_YEAR = frozenset({"citet", "Citet", "textcite", "Textcite", "citeA", "shortciteA"})
+_YEAR_ONLY = frozenset({"citeyear"})
+
+
+def cite_style(root_text: str) -> str:
+    """"acl" when the root loads one of ACL's author-year styles, else "" (names without years)."""
+    head = root_text.split("\\begin{document}", 1)[0]
+    return "acl" if _ACL_STYLE.search(re.sub(r"(?<!\\)%[^\n]*", "", head)) else ""
+
+
+def render(command: str, keys: list[str], names: dict[str, str], years: dict[str, str] | None = None,
+           style: str = "") -> str | None:
+    """The words `command{keys}` stands for in prose, or None for the neutral placeholder.  In an ACL
+    style (`style` "acl") `\\cite` is textual and a textual citation carries its year, as printed:
+    "Smith et al. (2023)"; several keys are joined with "; "."""
+    years = years or {}
+    if style == "acl" and command in _YEAR_ONLY:
+        found = [years[k] for k in keys if k in years]
+        return ", ".join(found) if found else None
+    kind = "" if style == "acl" and command == "cite" else AUTHOR_CITES.get(command)
+    if kind is None or not names:
         return None
     found = [names[k] for k in keys if k in names]
     if not found:
         return None
+    if style == "acl" and (command == "cite" or command in _WITH_YEAR):
+        return "; ".join(f"{names[k]} ({years[k]})" if years.get(k) else names[k] for k in keys if k in names)
+    style = kind
     text = found[0] if len(found) == 1 else ", ".join(found[:-1]) + " and " + found[-1]
     if "poss" in style:
         text += "'s"
@@ -100,18 +127,22 @@ def render(command: str, keys: list[str], names: dict[str, str]) -> str | None:
     return text
 
 
-_NAMES_CACHE: OrderedDict[tuple[str, ...], dict[str, str]] = OrderedDict()
+_NAMES_CACHE: OrderedDict[tuple[str, ...], tuple[dict[str, str], dict[str, str]]] = OrderedDict()
 
 
-def names_of_bib_texts(texts: list[str]) -> dict[str, str]:
-    """cite_names of .bib file texts, remembered for the last few projects (re-read on every parse)."""
+def names_of_bib_texts(texts: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(cite_names, key -> year) of .bib file texts, remembered for the last few projects (re-read on
+    every parse)."""
     key = tuple(texts)
     names = _NAMES_CACHE.get(key)
     if names is None:
-        names = {}
+        found: dict[str, str] = {}
+        years: dict[str, str] = {}
         for text in texts:
-            names.update(cite_names(parse_bib(text)))
-        _NAMES_CACHE[key] = names
+            entries = parse_bib(text)
+            found.update(cite_names(entries))
+            years.update({e.key: str(e.year) for e in entries if e.year})
+        names = _NAMES_CACHE[key] = (found, years)
         while len(_NAMES_CACHE) > 8:
             _NAMES_CACHE.popitem(last=False)
     return names

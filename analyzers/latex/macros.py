@@ -103,6 +103,8 @@ class Definitions:
     aliases: dict[str, str] = field(default_factory=dict)  # `\\let\\a\\b`, `\\newcommand\\newcite{\\citet}`
     switches: dict[str, bool] = field(default_factory=dict)
     cite_names: dict[str, str] = field(default_factory=dict)  # bib key -> "Rudinger et al." (citations.py)
+    cite_years: dict[str, str] = field(default_factory=dict)  # bib key -> "2015"
+    cite_style: str = ""  # "acl": ACL's author-year styles (citations.cite_style)
     acronyms: dict[str, Acronym] = field(default_factory=dict)
     version: int = 0  # bumped by every change that can alter a parse
 
@@ -154,7 +156,8 @@ class Definitions:
         """Everything that shapes the parser's tables, hashable (for their cache)."""
         return (tuple(sorted(self.macros.items())), tuple(sorted(self.envs.items())),
                 tuple(sorted(self.aliases.items())), tuple(sorted(self.cite_names.items())),
-                tuple(sorted(self.acronyms.items())))
+                tuple(sorted(self.acronyms.items())),
+                (self.cite_style, tuple(sorted(self.cite_years.items())) if self.cite_style else ()))
 
 
 # --- reading definitions with pylatexenc ----------------------------------------------------
@@ -172,6 +175,8 @@ DEFINITION_COMMANDS = {
     "let": "let",
     "newif": "newif",
     "newacronym": "acronym",
+    "acro": "acro", "acrodef": "acro", "newacro": "acro",  # acronym package: \acro{key}[short]{long}
+    "DeclareAcronym": "declare",  # acro: \DeclareAcronym{key}{short = ..., long = ...}
 }
 
 
@@ -269,7 +274,7 @@ class DefinitionArgs(MacroStandardArgsParser):
     """pylatexenc arguments of a definition command, each read as raw text (a chars node)."""
 
     _SPECS = {"command": "*{[[{", "environment": "*{[[{{", "operator": "*{{", "def": "{{{", "let": "{{", "newif": "{",
-              "acronym": "[{{{"}
+              "acronym": "[{{{", "acro": "{[{", "declare": "{{"}
 
     def __init__(self, shape: str):
         super().__init__(argspec=self._SPECS[shape])
@@ -305,6 +310,10 @@ class DefinitionArgs(MacroStandardArgsParser):
             return [r.cs()]
         if shape == "acronym":
             return [r.bracket(), r.braced(), r.braced(), r.braced()]
+        if shape == "acro":
+            return [r.braced(), r.bracket(), r.braced()]
+        if shape == "declare":
+            return [r.braced(), r.braced()]
         star = (r.p, r.p + 1) if r.char("*") else None
         name = r.name()
         if name is None:
@@ -335,6 +344,14 @@ def read_definition(node) -> Definition | None:
     if shape == "acronym":
         key = (raw[1] or "").strip()
         return Acronym(key, raw[2] or key, raw[3] or raw[2] or key) if key else None
+    if shape == "acro":  # \acro{CNN}[short]{long}: the key is the short form unless one is given
+        key = (raw[0] or "").strip()
+        return Acronym(key, (raw[1] or key).strip(), (raw[2] or key).strip()) if key else None
+    if shape == "declare":
+        key = (raw[0] or "").strip()
+        fields = dict((k.strip().lower(), v.strip().strip("{}").strip()) for k, _, v in
+                      (part.partition("=") for part in _split_keyvals(raw[1] or "")) if v)
+        return Acronym(key, fields.get("short", key), fields.get("long", fields.get("short", key))) if key else None
     if shape == "newif":
         name = _cs_name(raw[0] or "")
         return Switch(name[2:]) if name and name.startswith("if") and len(name) > 2 else None
@@ -362,18 +379,58 @@ def read_definition(node) -> Definition | None:
     return MacroDef(name, min(nargs, 9), default, raw[4])
 
 
+def _split_keyvals(text: str) -> list[str]:
+    """`short = CNN, long = {Convolutional, Neural}` split at top-level commas."""
+    parts, depth, last = [], 0, 0
+    for i, c in enumerate(text):
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[last:i])
+            last = i + 1
+    parts.append(text[last:])
+    return parts
+
+
 # --- expansion ------------------------------------------------------------------------------
 
-_INTERNAL = re.compile(r"\\[a-zA-Z]*@[a-zA-Z@]")  # \@onedot, \the@foo: package internals
+_INTERNAL = re.compile(r"\\[a-zA-Z]*@[a-zA-Z@]|\{@[a-zA-Z]")  # \@onedot, \the@foo, \setkeys{@ACM@...}: package internals
+# Where a storing macro puts its argument: a definition's body or a key list (`\gdef\@subtitle{#1}`,
+# `\setkeys{@ACM@topmatter@}{#1}`, `\def\@acmSubmissionID{#1}`).
+_STORE = re.compile(r"\\(?:[gex]?def|global\\def|let)\s*\\[a-zA-Z@]+\s*(?:#\d)*\s*\{[^{}]*\}"
+                    r"|\\setkeys\*?\s*\{[^{}]*\}\s*\{[^{}]*\}|\\(?:@namedef|expandafter)[^{}]*\{[^{}]*\}\s*\{[^{}]*\}"
+                    # an image and the length it is raised by (`\raisebox{-#1\@depth}{\includegraphics[...]{#2}}`)
+                    r"|\\includegraphics\s*(?:\[[^\]]*\])?\s*\{[^{}]*\}|\\raisebox\s*\{[^{}]*\}")
+
+
+# TeX's box and register arithmetic (`\setbox0=\hbox{#1}\dimen0\wd0\divide\dimen0 by 2`): a macro that
+# measures or draws (a circled number), not one whose body reads as text.
+_PRIMITIVE = re.compile(r"\\(?:setbox|dimen|count|skip|divide|multiply|advance|wd|ht|dp)(?![a-zA-Z@])")
 
 
 def machinery(macros: dict[str, MacroDef], known: frozenset[str]) -> frozenset[str]:
     """Macros that are package machinery rather than text, and are not expanded: a very long body,
-    or one built on `@` internals (pylatexenc would read `\\@onedot` as `\\@` + "onedot").  A
+    one on TeX's box and register arithmetic, or one built on `@` internals (pylatexenc would read `\\@onedot` as `\\@` + "onedot").  A
     redefinition of a command the parser `known`s that calls machinery counts too: cvpr.sty's
     `\\etal` ends in `\\onedot`, and the parser's own `\\etal` ("et al.") is better."""
-    seeds = {name for name, d in macros.items() if len(d.body) > MAX_BODY_CHARS or _INTERNAL.search(d.body)}
+    seeds = {name for name, d in macros.items()
+             if len(d.body) > MAX_BODY_CHARS or _INTERNAL.search(d.body) or _PRIMITIVE.search(d.body)}
     return frozenset(seeds) | (_callers(seeds, macros) & known)
+
+
+def storing(macros: dict[str, MacroDef], among: frozenset[str]) -> frozenset[str]:
+    """The machinery macros (of `among`) that only store their arguments for later, or draw them:
+    acmart's `\\acmSubmissionID{XXX}` (`\\gdef\\@acmSubmissionID{#1}`), `\\settopmatter{printfolios=true}`
+    (`\\setkeys`), an inline icon `\\inlinegraphics{images/ocaml.png}` (`\\includegraphics{#2}`).  What they store is typeset elsewhere, if at all (a running head, a title block),
+    so the call is left out with its arguments rather than read as an unknown command's text."""
+    out = set()
+    for name in among:
+        d = macros.get(name)
+        if d is not None and d.nargs and "#" in d.body and "#" not in _STORE.sub("", d.body):
+            out.add(name)
+    return frozenset(out)
 
 
 def _callers(seeds: set[str], macros: dict[str, MacroDef], among: set[str] | None = None) -> frozenset[str]:
@@ -412,6 +469,28 @@ def template(body: str, nargs: int, default: str | None, present: list[bool]) ->
 def resolve_markers(raw: str, args: list[str]) -> str:
     """Raw text of a template with its argument markers replaced by the arguments' raw text."""
     return _ARG_MARKER.sub(lambda m: args[ord(m.group(1)) - ord("a")] if ord(m.group(1)) - ord("a") < len(args) else "", raw)
+
+
+_PATH_MACRO = re.compile(r"\\([a-zA-Z@]+)(?:[ \t]*\{\})?")
+
+
+def expand_in_path(raw: str, macros: dict[str, MacroDef]) -> str:
+    """A file argument with the project's argument-less macros replaced by their bodies, as TeX
+    expands them: `\\def\\pathToRuns{runs}` then `\\input{\\pathToRuns/best.tex}` reads runs/best.tex.
+    Nested macros expand too (bounded by `MAX_EXPANSION_DEPTH`); any other command is left as is."""
+    for _ in range(MAX_EXPANSION_DEPTH):
+        if "\\" not in raw:
+            break
+
+        def body(m: re.Match) -> str:
+            d = macros.get(m.group(1))
+            return d.body.strip() if d is not None and not d.nargs else m.group()
+
+        expanded = _PATH_MACRO.sub(body, raw)
+        if expanded == raw:
+            break
+        raw = expanded
+    return raw
 
 
 # --- author notes ---------------------------------------------------------------------------

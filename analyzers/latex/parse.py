@@ -19,18 +19,25 @@ What becomes prose
     "Related Work".  Sub-level titles are still chunks of kind "section-title".  Untitled
     prose between the abstract and the first heading, and a teaser figure above the abstract,
     have section "Introduction"; a footnote
-    of the abstract, and a file `\\input` inside `\\begin{abstract}`, are in "Abstract".
-  * Placeholder words keep sentences readable: inline math -> "[math]", `\\cite...` -> "[cite]"
+    of the abstract, a file `\\input` inside `\\begin{abstract}`, and untitled opening prose in a
+    paper with no abstract environment (a systems paper's plain-text abstract) are in "Abstract".
+  * Placeholder words keep sentences readable: inline and display math -> "[math]" (display math
+    keeps the punctuation that ends it: "we obtain [math], and therefore"), `\\cite...` -> "[cite]"
     (keys go to `Chunk.cites`; in a project whose .bib has the key, `\\citet` and the other
-    citations that are part of the sentence read as the authors' names, `citations.py`),
+    citations that are part of the sentence read as the authors' names, `citations.py`; in ACL's
+    author-year styles `\\cite` too, with the year: "Smith et al. (2023)"),
     `\\ref`-like -> "[ref]", `\\url` -> "[url]", `\\verb` -> "[code]", commands configured as
     "dummy" -> "[dummy]"; `\\gls{key}` reads the acronym's short form; siunitx quantities read
-    as printed (`\\SI{3.5}{\\giga\\byte}` -> "3.5 GB", `\\qty{5}{\\percent}` -> "5%").  Display math, comments,
+    as printed (`\\SI{3.5}{\\giga\\byte}` -> "3.5 GB", `\\qty{5}{\\percent}` -> "5%").  Starred forms read like
+    the unstarred ones (`\\gls*{x}`).  Comments,
     verbatim-like and `comment` environments, false conditional branches, `\\todo` and other
     notes, title blocks (authors, affiliations, ICML's `\\twocolumn[...]` apart from its
-    title), `\\vskip`-like dimensions and TeX parameters (`\\looseness-1`), tables, code
-    (`\\verb`, listings, pythontex), the bibliography, a venue's checklist section (its questions
-    are the venue's text; see `_CHECKLIST`) and the preamble (except `\\title` and `\\abstract`)
+    title; acmart/IEEE/LNCS author commands; footnotes set under the title or saying who contributed
+    what), code between `\\makeatletter` and `\\makeatother`, `*setup` commands, a paragraph or
+    footnote that is only a number or a run-in label ("DMM:"), `\\vskip`-like dimensions and TeX
+    parameters (`\\looseness-1`), tables, code
+    (`\\verb`, listings, pythontex), the bibliography, a venue's checklist section and a dataset's
+    datasheet (their questions are the venue's text; see `_CHECKLIST`) and the preamble (except `\\title` and `\\abstract`)
     are dropped.  `\\emph{...}` and unknown commands keep
     the text of their braced arguments; `~` is a space, `\\%` is "%", ``` `` ``` and `''` are
     '"', `--`/`---` are en/em dashes, accents are composed (`\\'e` -> "é").
@@ -126,7 +133,7 @@ class ParseOptions:
 
     def tables(self, definitions: Definitions | None = None) -> T.Tables:
         return T.build_tables(tuple(sorted(self.commands.items())), tuple(sorted(self.environments.items())),
-                              tuple(sorted(self.macros.items())), definitions.key() if definitions else ((), (), (), (), ()))
+                              tuple(sorted(self.macros.items())), definitions.key() if definitions else ((), (), (), (), (), ("", ())))
 
 
 class TablesFor:
@@ -303,6 +310,18 @@ def _has_words(text: str) -> bool:
     return _ALNUM.search(_PLACEHOLDER_RE.sub("", text)) is not None
 
 
+_LETTER = re.compile(r"[^\W\d_]")
+_LABEL_ONLY = re.compile(r"\W*[^\W\d_]+(?:[.'\u2019 -][^\W\d_]+)?\s*:[\W\s]*")
+
+
+def _bears_a_sentence(text: str) -> bool:
+    """A paragraph or footnote with letters besides the placeholders, and more than a run-in label:
+    one that is only a number (`\\setstretch{0}`), "[math]", or a label before a table or a formula
+    ("DMM:", "Then: [math]") says nothing the models can read."""
+    rest = _PLACEHOLDER_RE.sub(" ", text)
+    return _LETTER.search(rest) is not None and _LABEL_ONLY.fullmatch(rest) is None
+
+
 def _sentence_starts(text: str) -> list[int]:
     out = []
     for m in _SENTENCE_END.finditer(text):
@@ -409,10 +428,11 @@ def _pieces(para: Para, options: ParseOptions) -> list[tuple[int, int]]:
     return pieces
 
 
-# A venue's checklist section ("NeurIPS Paper Checklist", AAAI's "Reproducibility Checklist"):
-# its questions and guidelines are the venue's text and its answers point back into the paper,
-# so it is left out up to the next top-level heading (the appendix).
-_CHECKLIST = re.compile(r"(?:[\w-]+\s+){0,3}check-?list", re.I)
+# A venue's checklist section ("NeurIPS Paper Checklist", AAAI's "Reproducibility Checklist") and a
+# dataset's datasheet ("Datasheet", "Datasheet for DataComp", NeurIPS Datasets & Benchmarks): their
+# questions and guidelines are the venue's (or Gebru et al.'s) text and their short answers ("No.")
+# point back into the paper, so each is left out up to the next heading of its level or above.
+_CHECKLIST = re.compile(r"(?:[\w-]+\s+){0,3}check-?list|(?:[\w-]+\s+){0,2}data-?sheets?(?:\s+for\s+[\w\s:&-]+)?", re.I)
 
 
 def _section_name(text: str) -> str:
@@ -428,7 +448,11 @@ class ChunkState:
     counters: dict[str, int] = field(default_factory=dict)
     last_kind: str = ""  # kind of the previous paragraph (a footnote of the abstract is in the abstract)
     after_abstract: bool = False  # prose after the abstract, before any heading, is the introduction
-    checklist: bool = False  # inside a venue's checklist section (left out, see `_CHECKLIST`)
+    checklist_level: int | None = None  # heading depth of the venue checklist / datasheet being left out (`_CHECKLIST`)
+
+    @property
+    def checklist(self) -> bool:
+        return self.checklist_level is not None
 
 
 class ChunkMaker:
@@ -446,7 +470,7 @@ class ChunkMaker:
     def add(self, para: Para, out: list[Chunk]) -> None:
         kind = self.kind if para.kind == "paragraph" else para.kind
         section = self._section(para, kind)
-        if self.state.checklist:
+        if self.state.checklist or (kind == "footnote" and self._author_note(para)):
             return
         self.state.last_kind = kind
         first = self.state.counters.get(self.uri, 0)
@@ -469,10 +493,13 @@ class ChunkMaker:
         figure set above the abstract (CVPR's teaser)."""
         state = self.state
         if kind == "section-title":
+            if state.checklist_level is not None and para.level <= state.checklist_level:
+                state.checklist_level = None
             if state.level is None or para.level <= state.level:  # a \subsection keeps its \section
                 state.section = _section_name(para.text)
                 state.level = para.level
-                state.checklist = _CHECKLIST.fullmatch(state.section) is not None
+            if state.checklist_level is None and _CHECKLIST.fullmatch(_section_name(para.text)):
+                state.checklist_level = para.level
             return state.section
         if kind == "abstract":
             state.after_abstract = True
@@ -483,7 +510,17 @@ class ChunkMaker:
             return "Abstract"
         if not state.section and (state.after_abstract or kind == "caption"):  # a teaser figure above the abstract too
             return "Introduction"
+        if not state.section and kind == "paragraph":  # untitled opening prose with no abstract environment: the abstract
+            return "Abstract"
         return state.section
+
+    def _author_note(self, para: Para) -> bool:
+        """A footnote of the title block: one set before any prose, heading or abstract (the
+        affiliations under the title), or one saying who contributed what (`T.AUTHOR_NOTE`)."""
+        state = self.state
+        if not state.section and not state.after_abstract and state.last_kind in ("", "title"):
+            return True
+        return T.AUTHOR_NOTE.search(para.text) is not None
 
     def _chunks(self, para: Para, section: str, kind: str, first: int) -> list[Chunk]:
         out: list[Chunk] = []
@@ -507,12 +544,16 @@ class ChunkMaker:
         out = []
         for i0, i1 in _pieces(para, self.options):
             text = para.text[i0:i1]
-            if _has_words(text):
+            if _has_words(text) if para.kind not in _PROSE_KINDS else _bears_a_sentence(text):
                 rel = tuple(para.offs[i0:i1]) + (para.end(i1 - 1),)
                 cites = tuple(dict.fromkeys(k for i, k in para.cites if i0 <= i < i1)) if para.cites else ()
                 out.append((text, rel, cites))
         para.memo["pieces"] = (key, out)
         return out
+
+
+# kinds whose chunk must bear a sentence (titles, headings, captions and abstracts are kept as written)
+_PROSE_KINDS = frozenset({"paragraph", "footnote"})
 
 
 # --- entry point ----------------------------------------------------------------------------

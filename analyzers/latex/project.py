@@ -2,7 +2,8 @@
 
 `parse_project(root)` walks the root and every file it includes, in reading order; each chunk's
 `uri` and offsets refer to the file its text is in.  The project's macros, conditionals and
-author names (from its .bib) carry from file to file.  Missing files and cycles become
+author names (from its .bib) carry from file to file; the project's argument-less macros expand in file
+arguments (`\\def\\pathToRuns{runs}` then `\\input{\\pathToRuns/best.tex}`).  Missing files and cycles become
 warnings, and so does a file outside the project's wall (`wall.py`): it is never read.  Which file is the root: `roots.py` (`find_root` and `pick_root` are re-exported here).
 """
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .blocks import split_blocks
-from .citations import names_of_bib_texts
+from .citations import cite_style, names_of_bib_texts
 from .macros import Definitions
 from .parse import ChunkMaker, ChunkState, ParseOptions, TablesFor, file_events, parse_document
 from .roots import (Reader, RootChoice, bib_candidates, bib_files, existing, find_root, include_candidates, norm_path,
@@ -114,24 +115,23 @@ class _ProjectWalk:
             if found is None and self.refused(f"{path.name}: \\{ev.command}{{{name}}}", cands):
                 continue
             if found is None:
-                self.result.warnings.append(f"{path.name}: bibliography file {cands[0].name} not found")
+                self.warn(f"{path.name}: bibliography file {cands[0].name} not found")
             elif found not in self.result.bib_files:
                 self.result.bib_files.append(found)
 
     def include(self, parent: Path, ev: Include, pre: bool, depth: int) -> None:
-        warnings = self.result.warnings
         cands = include_candidates(ev.command, ev.args, parent.parent, self.root_dir)
         if not cands:
             return
         for cand in cands:
             if cand in self.active:
-                warnings.append(f"{parent.name}: \\{ev.command}{{{ev.args[-1]}}} includes itself (cycle); skipped")
+                self.warn(f"{parent.name}: \\{ev.command}{{{ev.args[-1]}}} includes itself (cycle); skipped")
                 return
             if cand in self.seen:
-                warnings.append(f"{parent.name}: {cand.name} is included more than once; read once")
+                self.warn(f"{parent.name}: {cand.name} is included more than once; read once")
                 return
         if depth >= MAX_DEPTH:
-            warnings.append(f"{parent.name}: includes nested deeper than {MAX_DEPTH}; {ev.args[-1]} skipped")
+            self.warn(f"{parent.name}: includes nested deeper than {MAX_DEPTH}; {ev.args[-1]} skipped")
             return
         for cand in filter(self.wall.allows, cands):
             child = try_read(cand, self.read)
@@ -140,7 +140,7 @@ class _ProjectWalk:
                 return
         if self.refused(f"{parent.name}: \\{ev.command}{{{'}{'.join(ev.args)}}}", cands):
             return
-        warnings.append(f"{parent.name}: \\{ev.command}{{{ev.args[-1]}}} not found (looked for {cands[0]})")
+        self.warn(f"{parent.name}: \\{ev.command}{{{ev.args[-1]}}} not found (looked for {cands[0]})")
 
 
 def parse_project(root: Path, options: ParseOptions | None = None, read: Reader | None = None,
@@ -155,7 +155,8 @@ def parse_project(root: Path, options: ParseOptions | None = None, read: Reader 
     else:
         # the .bib is named at the end; its author names are needed from the first \citet on
         bibs = [try_read(p, walk.read) for p in bib_files(root, text, walk.read, walk.wall)]
-        walk.scope.cite_names = names_of_bib_texts([b for b in bibs if b])
+        walk.scope.cite_names, walk.scope.cite_years = names_of_bib_texts([b for b in bibs if b])
+        walk.scope.cite_style = cite_style(text)
         walk.visit(root, text, None, 0)
         walk.result.notes = sorted(walk.tables().notes)
         if not walk.result.chunks and not walk.result.warnings:

@@ -107,6 +107,19 @@ def _documentclass(text: str) -> re.Match | None:
     return _DOCUMENTCLASS.search(_strip_comments(text[:200_000]))
 
 
+_BEGIN_DOCUMENT = re.compile(r"\\begin\s*\{document\}")
+
+
+def _begins_document(text: str) -> bool:
+    return _BEGIN_DOCUMENT.search(_strip_comments(text)) is not None
+
+
+def _rooty(text: str) -> bool:
+    """A file LaTeX can be run on: its `\\documentclass`, or its `\\begin{document}` after an
+    `\\input{preamble}` that holds the class (a thesis's main.tex)."""
+    return _documentclass(text) is not None or _begins_document(text)
+
+
 def include_tree(root: Path, text: str, read: Reader, limit: int = 200,
                  wall: ProjectWall | None = None) -> Iterator[tuple[Path, str]]:
     """(path, text) of `root` and of the files it includes inside `wall` (default: the root's
@@ -228,7 +241,7 @@ def _including_roots(path: Path, workspace: Path | None, read: Reader, extra_roo
             if cand == path:
                 continue
             body = try_read(cand, read)
-            if body and _documentclass(body) and _includes(cand, body, path, read,
+            if body and _rooty(body) and _includes(cand, body, path, read,
                                                            ProjectWall.around(cand, workspace, extra_roots)):
                 out.append(cand)
     return out
@@ -249,9 +262,11 @@ def pick_root(path: Path, workspace: Path | None = None, read: Reader | None = N
     named, refused = _root_named_in(path, text, read, workspace, extra_roots)
     if named is not None:
         return RootChoice(named)
-    if _documentclass(text):
+    if _begins_document(text):
         return RootChoice(path, refused)
     roots = _including_roots(path, workspace, read, extra_roots)
+    if not roots and _documentclass(text):  # a class and no body: its own root unless one includes it (preamble.tex)
+        return RootChoice(path, refused)
     if not roots:  # a snippet outside any project: say so once, else its findings look like a paper's
         return RootChoice(path, refused or f"{path.name} has no \\documentclass and no root file includes it: "
                                            "checked on its own; open the paper's root file, or add a "
@@ -279,10 +294,10 @@ def find_root(path: Path, workspace: Path | None = None, read: Reader | None = N
 
 def root_in_folder(folder: Path, read: Reader | None = None) -> RootChoice | None:
     """The root file of the project in `folder` (for `peerlint check DIR`): its `.tex` files with
-    `\\documentclass`, else those one level down (a `paper/` folder); among several, the one that
-    latexmkrc names, else the one that includes the most files (the paper rather than a template's
-    example beside it), else the first by name, with a note naming the others. None when the
-    folder holds no root."""
+    `\\documentclass` or `\\begin{document}` that no other such file includes, else those one level
+    down (a `paper/` folder); among several, the one that latexmkrc names, else the one that includes
+    the most files (the paper rather than a template's example beside it), else the first by name,
+    with a note naming the others. None when the folder holds no root."""
     read = read or read_file
     folder = norm_path(folder)
     for pattern in ("*.tex", "*/*.tex"):
@@ -291,11 +306,14 @@ def root_in_folder(folder: Path, read: Reader | None = None) -> RootChoice | Non
         except OSError:
             return None
         texts = {norm_path(c): try_read(c, read) or "" for c in cands}
-        roots = [c for c, t in texts.items() if _documentclass(t)]
+        roots = [c for c, t in texts.items() if _rooty(t)]
         if roots:
             break
     else:
         return None
+    if len(roots) > 1:  # a preamble.tex with the \documentclass that main.tex \inputs is not a root
+        inside = {p for r in roots for p, _ in list(include_tree(r, texts[r], read))[1:]}
+        roots = [r for r in roots if r not in inside] or roots
     if len(roots) == 1:
         return RootChoice(roots[0])
     named = [r for d in dict.fromkeys(r.parent for r in roots) for r in latexmkrc_roots(d, read) if r in roots]

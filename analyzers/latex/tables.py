@@ -30,7 +30,7 @@ from pylatexenc.macrospec import (
     ParsedVerbatimArgs,
 )
 
-from .macros import EnvDef, MacroDef, definition_specs, machinery, match_brace, match_bracket, note_macros
+from .macros import EnvDef, MacroDef, definition_specs, machinery, match_brace, match_bracket, note_macros, storing
 
 # Placeholder words that stand in for non-prose material, so sentences stay readable.
 MATH = "[math]"
@@ -66,22 +66,27 @@ REF_COMMANDS = frozenset(
 URL_COMMANDS = frozenset({"url", "nolinkurl", "path"})
 FOOTNOTE_COMMANDS = frozenset({"footnote", "footnotetext", "tablefootnote"})
 CAPTION_COMMANDS = frozenset({"caption", "captionof", "subcaption", "subcaptionbox", "sidecaption"})
-INCLUDE_COMMANDS = frozenset({"input", "include", "subfile", "import", "subimport", "inputfrom", "subinputfrom", "includefrom", "subincludefrom"})
+INCLUDE_COMMANDS = frozenset({"input", "include", "subfile", "import", "subimport", "inputfrom", "subinputfrom", "includefrom", "subincludefrom",
+                              "loadglsentries"})  # glossaries' file of \newacronym definitions
 BIB_COMMANDS = frozenset({"bibliography", "addbibresource", "addglobalbib", "addsectionbib"})
 KEEP_LAST_COMMANDS = frozenset({"href", "textcolor", "colorbox", "fcolorbox", "texorpdfstring", "hyperref", "hyperlink", "foreignlanguage", "resizebox", "scalebox", "raisebox", "hypertarget"})
 # glossaries/acronym commands: name -> (form, case, plural); `\\gls` reads the short form (first-use
 # expansion is not tracked: it would tie every paragraph to all before it)
 GLOSSARY_COMMANDS = {
-    **{name: ("short", "", False) for name in ("gls", "ac", "acs", "acrshort", "glsentryshort", "glsxtrshort")},
-    **{name: ("short", "cap", False) for name in ("Gls", "Ac", "Acs", "Acrshort")},
-    **{name: ("short", "", True) for name in ("glspl", "acp", "acsp", "acrshortpl")},
-    **{name: ("short", "cap", True) for name in ("Glspl", "Acp")},
+    **{name: ("short", "", False) for name in ("gls", "ac", "acs", "acrshort", "glsentryshort", "glsxtrshort", "glstext",
+                                                "acsu")},
+    **{name: ("short", "cap", False) for name in ("Gls", "Ac", "Acs", "Acrshort", "Glstext")},
+    **{name: ("short", "", True) for name in ("glspl", "acp", "acsp", "acrshortpl", "glsplural")},
+    **{name: ("short", "cap", True) for name in ("Glspl", "Acp", "Acsp", "Glsplural")},
     "GLS": ("short", "upper", False), "GLSpl": ("short", "upper", True),
-    **{name: ("long", "", False) for name in ("acrlong", "acl", "glsentrylong", "glsxtrlong")},
-    **{name: ("long", "cap", False) for name in ("Acrlong", "Acl")},
+    **{name: ("long", "", False) for name in ("acrlong", "acl", "glsentrylong", "glsxtrlong", "aclu")},
+    **{name: ("long", "cap", False) for name in ("Acrlong", "Acl", "Aclu")},
     **{name: ("long", "", True) for name in ("acrlongpl", "aclp")},
-    **{name: ("full", "", False) for name in ("acrfull", "acf", "glsxtrfull")},
-    **{name: ("full", "cap", False) for name in ("Acrfull", "Acf")},
+    **{name: ("long", "cap", True) for name in ("Acrlongpl", "Aclp")},
+    **{name: ("full", "", False) for name in ("acrfull", "acf", "glsxtrfull", "glsfirst", "acfi")},
+    **{name: ("full", "cap", False) for name in ("Acrfull", "Acf", "Glsfirst", "Acfi")},
+    **{name: ("full", "", True) for name in ("acrfullpl", "acfp")},
+    **{name: ("full", "cap", True) for name in ("Acrfullpl", "Acfp")},
 }
 
 # siunitx: name -> (argspec, its mandatory arguments: v a value, u the unit, a an angle)
@@ -167,12 +172,30 @@ IGNORE_COMMANDS = frozenset(
     newglossaryentry iclrfinalcopy aclfinalcopy icmltitlerunning icmlsetsymbol icmlaffiliation
     icmlcorrespondingauthor icmlkeywords printAffiliationsAndNotice icmlauthor icmlEqualContribution
     glsunset glsreset glsresetall glsunsetall glsdisablehyper makeglossaries printglossaries
-    printglossary acresetall acreset
+    printglossary acresetall acreset setstretch linespread acused ifx acro acrodef newacro DeclareAcronym setacronymstyle
     vfill enlargethispage noindent centering raggedright raggedleft footnotemark
     textsuperscript textsubscript marginpar todo counterwithin counterwithout numberwithin
     addcontentsline addtocontents crefalias crefformat Crefformat creflabelformat crefrangeformat
-    editor ShortHeadings firstpageno jmlrheading affiliations tikz pyc pyb""".split()
+    editor ShortHeadings firstpageno jmlrheading affiliations tikz pyc pyb
+    authornote authornotemark additionalaffiliation institution department city state country
+    postcode streetaddress position authorsaddresses shortauthors titlenote subtitlenote subtitle
+    acmSubmissionID settopmatter acmBadgeL acmBadgeR acmBadge keywordsname terms category
+    IEEEauthorblockN IEEEauthorblockA IEEEmembership IEEEpeerreviewmaketitle IEEEoverridecommandlockouts
+    IEEEaftertitletext markboth authorrunning titlerunning inst orcidID email
+    floatsetup sisetup setkeys tcbset pgfkeys mdfsetup setlist titleformat titlespacing restylefloat
+    floatstyle newfloatcommand sethlcolor blfootnotemark""".split()
 )
+# Author and affiliation notes of the title block (`\\icmlEqualContribution` is one, the NeurIPS/ICLR
+# `\\thanks` another): footnotes saying who the authors are, not what the paper says.  A footnote
+# before the paper's first heading and abstract (set under the title), or one that says any of
+# these, is left out.
+AUTHOR_NOTE = re.compile(
+    r"\b(?:contributed equally|equal(?:ly)? contribut\w*|equal advising|corresponding authors?|correspondence to"
+    r"|work (?:was )?(?:done|performed|conducted) (?:while|during|as)|these authors|joint first|co-first"
+    r"|listed in (?:random|alphabetical) order|randomly ordered)\b", re.I)
+# Unknown commands named like settings (`\\floatsetup[table]{capposition=top}`, `\\tcbset{...}`) are
+# dropped with their arguments.
+SETUP_NAME = re.compile(r"[a-zA-Z]*setup|tcbset|lstset|tikzset|pgfplotsset|setkeys|pgfkeys|pgfqkeys")
 # pythontex commands that typeset code or its printed value: a placeholder for the whole command.
 CODE_COMMANDS = frozenset({"py", "pys", "pyv"})
 
@@ -223,7 +246,7 @@ MATH_ENVIRONMENTS = frozenset(
 FLOAT_ENVIRONMENTS = frozenset(
     """figure figure* table table* wrapfigure wraptable subfigure subtable algorithm algorithm*
     sidewaysfigure sidewaystable SCfigure SCtable longtable longtable* listing floatrow
-    subfloat""".split()
+    subfloat teaserfigure marginfigure margintable""".split()
 )
 # Dropped outright (their contents are not LaTeX prose).
 DROP_ENVIRONMENTS = frozenset(
@@ -264,7 +287,7 @@ _MACRO_ARGS = {
     "captionof": "*{[{", "subcaption": "[{", "subcaptionbox": "*[{[[[{", "sidecaption": "[{",
     "footnote": "[{", "footnotetext": "[{", "tablefootnote": "[{", "footnotemark": "[",
     "thanks": "{", "abstract": "{", "hyperref": "[{", "hyperlink": "{{",
-    "subfile": "{", "import": "*{{", "subimport": "*{{", "inputfrom": "{{", "subinputfrom": "{{",
+    "subfile": "{", "loadglsentries": "[{", "import": "*{{", "subimport": "*{{", "inputfrom": "{{", "subinputfrom": "{{",
     "includefrom": "{{", "subincludefrom": "{{", "addbibresource": "[{", "addglobalbib": "[{",
     "addsectionbib": "[{", "bibliographystyle": "{", "printbibliography": "[",
     "newtheorem": "*{[{[", "theoremstyle": "{", "includepdf": "[{",
@@ -288,7 +311,8 @@ _MACRO_ARGS = {
     "setcopyright": "{", "copyrightyear": "{", "ccsdesc": "[{", "received": "[{",
     "icmltitlerunning": "{", "icmlsetsymbol": "{{", "icmlaffiliation": "{{",
     "icmlcorrespondingauthor": "{{", "icmlkeywords": "{", "printAffiliationsAndNotice": "{",
-    "icmlauthor": "{{", "icmltitle": "{", "twocolumn": "[", "glsunset": "{", "glsreset": "{", "acreset": "{",
+    "icmlauthor": "{{", "icmltitle": "{", "twocolumn": "[", "glsunset": "{", "glsreset": "{", "acreset": "{", "acused": "{",
+    "setacronymstyle": "{", "setstretch": "{", "linespread": "{",
     "printglossary": "[", **{name: "[{[" for name in GLOSSARY_COMMANDS},
     "textcolor": "[{{", "colorbox": "[{{", "fcolorbox": "[{[{{", "texorpdfstring": "{{",
     "title": "[{", "author": "[{", "keywords": "{", "enlargethispage": "*{",
@@ -296,14 +320,45 @@ _MACRO_ARGS = {
     "addcontentsline": "{{{", "addtocontents": "{{", "crefalias": "{{", "crefformat": "{{", "Crefformat": "{{",
     "creflabelformat": "{{", "crefrangeformat": "{{", "editor": "{", "ShortHeadings": "{{", "firstpageno": "{",
     "jmlrheading": "{{{{{{{", "affiliations": "{", "hypertarget": "{{",
+    "authornote": "{", "authornotemark": "[", "additionalaffiliation": "{", "institution": "{",
+    "department": "[{", "city": "{", "state": "{", "country": "{", "postcode": "{", "streetaddress": "{",
+    "position": "{", "authorsaddresses": "{", "shortauthors": "", "titlenote": "{", "subtitlenote": "{",
+    "subtitle": "{", "acmSubmissionID": "{", "settopmatter": "{", "acmBadgeL": "[{", "acmBadgeR": "[{",
+    "acmBadge": "[{", "terms": "{", "category": "{{{[", "IEEEauthorblockN": "{", "IEEEauthorblockA": "{",
+    "IEEEmembership": "{", "IEEEaftertitletext": "{", "markboth": "{{", "authorrunning": "{", "titlerunning": "{",
+    "inst": "{", "orcidID": "{", "floatsetup": "[{", "sisetup": "{", "setkeys": "{{", "tcbset": "{",
+    "pgfkeys": "{", "mdfsetup": "{", "setlist": "[{", "titleformat": "*{[{{{{[", "titlespacing": "*{{{{[",
+    "restylefloat": "*{", "floatstyle": "{", "newfloatcommand": "{{[[", "sethlcolor": "{",
     **{name: spec for name, (spec, _) in QUANTITY_COMMANDS.items()},
 }
 
 
-_UNIT = r"(?:\s*(?:true)?(?:pt|pc|in|bp|cm|mm|dd|cc|sp|em|ex|mu|fil{1,3})\b|\s*\\[a-zA-Z@]+)"
+# Commands whose `*` is not a starred form: a `*` after them is text.
+_NO_STAR = frozenset({"twocolumn", "shortauthors"})
+
+
+def starred(spec: str, name: str = "") -> str:
+    """The argument spec that also reads a starred form (`\\gls*{x}` as `\\gls{x}`): every command the
+    tables know takes an optional star, as LaTeX's starred variants (glossaries' "no hyperlink",
+    `\\section*`, cleveref's `\\cref*`) print the same words."""
+    return spec if spec.startswith("*") or name in _NO_STAR else "*" + spec
+
+
+_UNIT = r"(?:\s*(?:true)?(?:pt|pc|in|bp|cm|mm|dd|cc|sp|em|ex|mu|fil{1,3})\b|[ \t]*\\[a-zA-Z@]+)"
 _ONE_DIMEN = r"\s*=?\s*[-+]?\s*(?:(?:\d+(?:[.,]\d*)?|[.,]\d+)" + _UNIT + r"|\\[a-zA-Z@]+)"
 _DIMEN = re.compile(_ONE_DIMEN + r"(?:\s*(?:plus|minus|\\@plus|\\@minus)" + _ONE_DIMEN + r")*"
                     r"|\s*=?\s*[-+]?\s*\d+(?![.,\d])|")  # an integer parameter's value (`\\looseness-1`); or nothing
+
+
+_TOKEN = re.compile(r"\s*(?:\\[a-zA-Z@]+|\\.|[^\s\\{}%]|\{[^{}]*\})")
+_INTEGER = re.compile(r"\s*=?\s*[-+]?\s*\d+|")
+# TeX parameters whose value is an integer: `\\hbadness=10000\n\\bibliography{main}` is not a length
+# "10000\\bibliography"
+INTEGER_PARAMETERS = frozenset(
+    """looseness tolerance pretolerance hbadness vbadness linepenalty hyphenpenalty exhyphenpenalty
+    clubpenalty widowpenalty displaywidowpenalty interlinepenalty brokenpenalty binoppenalty relpenalty
+    predisplaypenalty postdisplaypenalty floatingpenalty finalhyphendemerits doublehyphendemerits
+    adjdemerits hangafter""".split())
 
 
 def _tikz_end(s: str, p: int) -> int:
@@ -370,9 +425,19 @@ class _RawArgParser(MacroStandardArgsParser):
                 text = w.make_node(latexwalker.LatexCharsNode, parsing_state=parsing_state,
                                    chars="", pos=stop, len=0)
             return ParsedMacroArgs(argspec="{{", argnlist=[url, text]), pos, stop - pos
-        if self.mode == "dimen":
-            m = _DIMEN.match(s, p)
+        if self.mode in ("dimen", "integer"):  # an integer parameter's value has no unit (`\\hbadness=10000`)
+            m = (_INTEGER if self.mode == "integer" else _DIMEN).match(s, p)
             return self._node(w, p, m.end(), pos, m.end(), parsing_state, None)
+        if self.mode == "tokens":  # \\ifx's two tokens (`\\ifx\\relax#1\\relax` in a macro body): compared, not printed
+            end = p
+            for _ in range(2):
+                m = _TOKEN.match(s, end)
+                if m is None:
+                    break
+                end = m.end()
+                if s.startswith("{}", end):  # an argument marker's empty group
+                    end += 2
+            return self._node(w, p, end, pos, end, parsing_state, None)
         if self.mode == "tikz":  # \tikz[opts]{picture} or \tikz[opts] \draw ...;
             end = _tikz_end(s, p)
             return self._node(w, p, end, pos, end, parsing_state, None)
@@ -484,7 +549,13 @@ class _FlatContextDb(LatexContextDb):
         return self
 
     def get_macro_spec(self, macroname):
-        return self._macros.get(macroname, self.unknown_macro_spec)
+        spec = self._macros.get(macroname)
+        if spec is None:
+            if SETUP_NAME.fullmatch(macroname):
+                spec = self._macros[macroname] = MacroSpec(macroname, "*[{")
+            else:
+                return self.unknown_macro_spec
+        return spec
 
     def get_environment_spec(self, environmentname):
         return self._envs.get(environmentname, self.unknown_environment_spec)
@@ -515,6 +586,9 @@ class Tables:
     aliases: dict[str, str] = field(default_factory=dict)  # name -> the command it stands for
     cite_names: dict[str, str] = field(default_factory=dict)  # bib key -> authors' short name
     acronyms: dict = field(default_factory=dict)  # glossaries key -> macros.Acronym
+    cite_years: dict[str, str] = field(default_factory=dict)  # bib key -> year
+    cite_style: str = ""  # "acl": ACL's author-year styles, where \\cite reads "Smith et al. (2023)"
+    stores: frozenset[str] = frozenset()  # package macros that only store their arguments: dropped with them
     templates: dict = field(default_factory=dict, compare=False, repr=False)  # parsed macro bodies
 
 
@@ -538,7 +612,7 @@ _KNOWN_TEXT = frozenset(TEXT_COMMANDS) | frozenset(ACCENTS)
 
 @lru_cache(maxsize=32)
 def build_tables(commands: tuple[tuple[str, str], ...], environments: tuple[tuple[str, str], ...],
-                 macros: tuple[tuple[str, str], ...], definitions: tuple = ((), (), (), (), ())) -> Tables:
+                 macros: tuple[tuple[str, str], ...], definitions: tuple = ((), (), (), (), (), ("", ()))) -> Tables:
     """`definitions` is `Definitions.key()`: the project's macros, environments, aliases, cite names, acronyms."""
     user_cmds = parse_user_commands(dict(commands))
     user_envs = parse_user_environments(dict(environments))
@@ -558,7 +632,7 @@ def build_tables(commands: tuple[tuple[str, str], ...], environments: tuple[tupl
         macros=[MacroSpec(d.name, d.argspec) for d in own.values()],
         environments=[EnvironmentSpec(d.name, d.argspec or "[") for d in env_defs.values()],  # "[": an option its begin code reads (`\proof`)
     )
-    macro_specs = [MacroSpec(name, args) for name, args in _MACRO_ARGS.items()]
+    macro_specs = [MacroSpec(name, starred(args, name)) for name, args in _MACRO_ARGS.items()]
     macro_specs += [MacroSpec(name, "*[[{") for name in CITE_COMMANDS]
     macro_specs += [MacroSpec(name, args_parser=_RawArgParser("braced")) for name in URL_COMMANDS]
     macro_specs.append(MacroSpec("verb", args_parser=_RawArgParser("verb")))
@@ -566,7 +640,9 @@ def build_tables(commands: tuple[tuple[str, str], ...], environments: tuple[tupl
     macro_specs.append(MacroSpec("lstinline", args_parser=_RawArgParser("verb")))
     macro_specs += [MacroSpec(name, args_parser=_RawArgParser("braced")) for name in CODE_COMMANDS | {"pyc", "pyb"}]
     macro_specs.append(MacroSpec("tikz", args_parser=_RawArgParser("tikz")))
-    macro_specs += [MacroSpec(name, args_parser=_RawArgParser("dimen")) for name in DIMEN_COMMANDS]
+    macro_specs.append(MacroSpec("ifx", args_parser=_RawArgParser("tokens")))
+    macro_specs += [MacroSpec(name, args_parser=_RawArgParser("integer" if name in INTEGER_PARAMETERS else "dimen"))
+                    for name in DIMEN_COMMANDS]
     macro_specs += definition_specs()
     env_specs = [EnvironmentSpec(name, args) for name, args in _ENV_ARGS.items()]
     db.add_context_category("peerlint", macros=macro_specs, environments=env_specs, prepend=True)
@@ -582,4 +658,5 @@ def build_tables(commands: tuple[tuple[str, str], ...], environments: tuple[tupl
         if spec is not None:
             db._macros[alias] = MacroSpec(alias, args_parser=spec.args_parser)
     return Tables(user_cmds, user_envs, dict(macros), db, defs, env_defs, note_macros(defs), aliases,
-                  dict(definitions[3]), dict(definitions[4]))
+                  dict(definitions[3]), dict(definitions[4]), dict(definitions[5][1]), definitions[5][0],
+                  stores=storing(own, skip))

@@ -32,7 +32,8 @@ from pylatexenc.latexwalker import (
 
 from . import tables as T
 from .citations import render as render_cite
-from .macros import ARG_NAMES, MAX_EXPANSION_DEPTH, MAX_EXPANSIONS, EnvDef, MacroDef, resolve_markers, template
+from .macros import (ARG_NAMES, MAX_EXPANSION_DEPTH, MAX_EXPANSIONS, EnvDef, MacroDef, expand_in_path, resolve_markers,
+                     template)
 from .text import BibResource, Event, Include, Notice, Package, Para, TextBuilder
 
 
@@ -57,6 +58,18 @@ def _args(node) -> tuple[str, list]:
         return "", []
     spec = d.argspec or ""
     return spec, list(d.argnlist)
+
+
+_MATH_END = re.compile(r"(?:\\end\s*\{[^{}]*\}|\\\]|\$\$)\s*$")
+_MATH_TAIL = re.compile(r"(?:\s|\\label\s*\{[^{}]*\}|\\(?:nonumber|notag|quad|qquad|[,;:! \\])|\}|&)+$")
+
+
+def _math_punctuation(src: str) -> str:
+    """The `.`/`,`/`;`/`:` that ends a display formula's source (`x = y.\\end{equation}`), or ""."""
+    tail = _MATH_TAIL.sub("", _MATH_END.sub("", src[-200:]))
+    if not tail or tail[-1] not in ".,;:" or tail.endswith("\\right.") or tail.endswith("\\."):
+        return ""
+    return tail[-1]
 
 
 def _mandatory(spec: str, args: list) -> list:
@@ -165,11 +178,18 @@ class _Walker:
                 if n.displaytype == "inline":
                     self.cur.synth(T.MATH, n.pos, n.pos + n.len)
                 else:
-                    self.cur.sp(n.pos, n.pos + n.len)
+                    self.display_math(n.pos, n.pos + n.len)
             elif cls is LatexEnvironmentNode:
                 self.env(n)
             elif cls is LatexCommentNode:
                 pass
+
+    def display_math(self, a: int, b: int) -> None:
+        """Display math (`\\[...\\]`, `equation`, `align` ...) is part of its sentence: "[math]", with the
+        punctuation that ends the formula ("we obtain [math], and therefore ...")."""
+        self.cur.sp(a)
+        self.cur.synth(T.MATH + _math_punctuation(self.s[a:b]), a, b)
+        self.cur.sp(b - 1, b)
 
     def chars(self, n) -> None:
         s, pos = n.chars, n.pos
@@ -194,12 +214,16 @@ class _Walker:
             self.text_macro(n, self.t.macros[name])
         elif name in self.t.definitions:
             self.user_macro(n, self.t.definitions[name])
+        elif name in self.t.stores:
+            return
         else:
             handler = _MACRO_HANDLERS.get(name)
             if handler is not None:
                 handler(self, n)
             elif _COUNTER_VALUE.fullmatch(name):  # \thefuturework of a \newcounter: a number, like \thefigure
                 self.text_macro(n, T.REF)
+            elif T.SETUP_NAME.fullmatch(name):  # \floatsetup[table]{capposition=top}: settings, not prose
+                return
             else:
                 self.walk(_mandatory(*_args(n)))
 
@@ -298,8 +322,8 @@ class _Walker:
             self.walk(mand[:1])  # an unknown key is at least its own name
             return
         form, case, plural = T.GLOSSARY_COMMANDS[n.macroname]
-        text = {"short": entry.short, "long": entry.long, "full": f"{entry.long} ({entry.short})"}[form]
-        text += "s" if plural else ""
+        pl = "s" if plural else ""
+        text = {"short": entry.short + pl, "long": entry.long + pl, "full": f"{entry.long}{pl} ({entry.short}{pl})"}[form]
         if case == "upper":
             text = text.upper()
         elif case == "cap":
@@ -326,7 +350,8 @@ class _Walker:
         raw = _COMMENT_IN_KEYS.sub("", self.raw(mand[-1])) if mand else ""
         keys = [k.strip() for k in raw.split(",") if k.strip()]
         cur.cites.extend((cur.n, key) for key in keys)
-        cur.synth(render_cite(n.macroname, keys, self.t.cite_names) or T.CITE, n.pos, n.pos + n.len)
+        text = render_cite(n.macroname, keys, self.t.cite_names, self.t.cite_years, self.t.cite_style)
+        cur.synth(text or T.CITE, n.pos, n.pos + n.len)
 
     def placeholder(self, n) -> None:
         """`\\ref`, `\\url`, `\\verb`: a placeholder word for the whole command."""
@@ -367,7 +392,8 @@ class _Walker:
     def include(self, n) -> None:
         self.brk(n.pos)
         pos = self.frame.pin[0] if self.frame.pin else n.pos
-        self.events.append(Include(n.macroname, tuple(self.raw(x).strip() for x in _mandatory(*_args(n))), pos, self.kind))
+        args = tuple(expand_in_path(self.raw(x), self.t.definitions).strip() for x in _mandatory(*_args(n)))
+        self.events.append(Include(n.macroname, args, pos, self.kind))
 
     def bib_resource(self, n) -> None:
         mand = _mandatory(*_args(n))
@@ -450,7 +476,10 @@ class _Walker:
             self.cur.sp(a, b)
             return
         if user is None:
-            if name in T.MATH_ENVIRONMENTS or name in T.DROP_ENVIRONMENTS:
+            if name in T.MATH_ENVIRONMENTS:
+                self.display_math(a, b)
+                return
+            if name in T.DROP_ENVIRONMENTS:
                 self.cur.sp(a, b)
                 return
             if name in T.FLOAT_ENVIRONMENTS:

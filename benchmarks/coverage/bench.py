@@ -14,6 +14,8 @@ are read, so it runs in seconds, before and after a `peerlint corpus pull`.
 
 from __future__ import annotations
 
+from ..harness.results import RESULTS_HELP
+
 import argparse
 import re
 import sys
@@ -23,7 +25,9 @@ from pathlib import Path
 
 from ...errors import UserError
 
-_CITE = re.compile(r"\\(?:[a-zA-Z]*cite[a-zA-Z]*|nocite)\*?\s*(?:\[[^\]]*\]\s*){0,2}\{([^}]*)\}")
+_CITE = re.compile(r"\\([a-zA-Z]*cite[a-zA-Z]*)\*?\s*(?:\[[^\]]*\]\s*){0,2}\{([^}]*)\}")
+# cite-named commands that set the style, not cite (natbib's `\\setcitestyle{numbers}`, `\\citestyle{plain}`)
+_NOT_A_CITE = re.compile(r"set[a-zA-Z]*|[a-zA-Z]*style[a-zA-Z]*")
 _COMMENT = re.compile(r"(?<!\\)%[^\n]*")
 _ROOT = re.compile(r"^[^%\n]*\\documentclass", re.MULTILINE)
 
@@ -38,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="index whose papers to look in (default: $PEERLINT_INDEX or ~/.local/share/peerlint/index; "
                              "the shipped proceedings when there is none)")
     parser.add_argument("--missing", action="store_true", help="list the cited works the corpus does not hold")
-    parser.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON results")
+    parser.add_argument("--out", type=Path, default=None, help=RESULTS_HELP)
 
 
 @dataclass
@@ -178,7 +182,8 @@ def _cited_keys(root: Path) -> tuple[list[str], list[Path], list[str]]:
     keys = [k for chunk in project.chunks for k in chunk.cites]
     for path in project.files:
         text = _COMMENT.sub("", path.read_text(encoding="utf-8", errors="replace"))
-        keys += [k.strip() for m in _CITE.finditer(text) for k in m.group(1).split(",")]
+        keys += [k.strip() for m in _CITE.finditer(text) if not _NOT_A_CITE.fullmatch(m.group(1))
+                 for k in m.group(2).split(",")]
     return list(dict.fromkeys(k for k in keys if k and k != "*")), project.bib_files, project.warnings
 
 

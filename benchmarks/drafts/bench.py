@@ -14,6 +14,8 @@ because a 135M model on two cores rates about one chunk every 5–12 s.
 
 from __future__ import annotations
 
+from ..harness.results import RESULTS_HELP
+
 import argparse
 import sys
 import time
@@ -36,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--arxivedits", type=Path, default=None,
                         help="revisions / diff: an arXivEdits-layout JSON file to measure on (default: the shared dev.json; "
                              "the model is always trained on train.json)")
-    parser.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON results")
+    parser.add_argument("--out", type=Path, default=None, help=RESULTS_HELP)
 
 
 def run(args) -> int:

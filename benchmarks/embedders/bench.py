@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import UserError
-from ..harness.results import peak_rss_mb, print_table, write_result
+from ..harness.results import RESULTS_HELP, peak_rss_mb, print_table, write_result
 from .pairs import HELD_APART, score_pairs, title_to_abstract
 
 
@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--papers", type=int, default=1000, help="title->abstract pool size (default: 1000)")
     parser.add_argument("--venues", default=",".join(HELD_APART), help="venues of the title->abstract pool")
     parser.add_argument("--acm-sample", type=int, default=1000, help="ACM-CR sub-corpus size (0: skip)")
-    parser.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON result")
+    parser.add_argument("--out", type=Path, default=None, help=RESULTS_HELP)
     parser.add_argument("--train-adapter", action="store_true",
                         help="train MiniLM's query adapter on venues outside --venues and ACM-CR dev citing papers, "
                              "then measure MiniLM vs MiniLM + adapter on --venues and ACM-CR test (not the candidates)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -60,9 +61,28 @@ def rss_mb() -> float | None:
         return None
 
 
-def write_result(out_dir: Path | str, name: str, payload: dict[str, Any]) -> Path:
-    """Write `payload` as results/<name>-<UTC timestamp>.json, with the command, commit and machine."""
-    out = Path(out_dir)
+RESULTS_HELP = ("directory for the JSON results (default: results/ of the peerlint checkout when run from it, "
+                "else results/ in peerlint's cache folder)")
+
+
+def default_results_dir(cwd: Path | None = None) -> Path:
+    """Where a bench writes without `--out`: the project's `results/` when run from the peerlint checkout
+    (the benchmarks' record), else the user's cache (`$PEERLINT_CACHE_DIR/results`), never a paper's folder."""
+    cwd = cwd or Path.cwd()
+    try:
+        if re.search(r'(?m)^name\s*=\s*"peerlint"', (cwd / "pyproject.toml").read_text()):
+            return cwd / "results"
+    except OSError:
+        pass
+    from ...index.embedding.embedder import cache_root
+
+    return cache_root() / "results"
+
+
+def write_result(out_dir: Path | str | None, name: str, payload: dict[str, Any]) -> Path:
+    """Write `payload` as <out_dir>/<name>-<UTC timestamp>.json, with the command, commit and machine
+    (`out_dir` None: `default_results_dir()`)."""
+    out = Path(out_dir) if out_dir is not None else default_results_dir()
     out.mkdir(parents=True, exist_ok=True)
     now = datetime.now(timezone.utc)
     record = {"bench": name, "created_at": now.isoformat(timespec="seconds"), "command": list(sys.argv),

@@ -35,7 +35,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..harness.results import peak_rss_mb, print_table, rss_mb, write_result
+from ..harness.results import RESULTS_HELP, peak_rss_mb, print_table, rss_mb, write_result
 from .synthetic import clustered_vectors, exact_top_k, latency_percentiles as _percentiles
 
 from ...errors import UserError
@@ -326,7 +326,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="papers of the ACM-CR sub-corpus each route's R@50 is measured on (0: skip)")
     parser.add_argument("--synthetic", type=int, default=1_000_000, help="synthetic vectors for the scale test (0: skip)")
     parser.add_argument("--queries", type=int, default=1000, help="search queries per measurement")
-    parser.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON result")
+    parser.add_argument("--out", type=Path, default=None, help=RESULTS_HELP)
     parser.add_argument("--scale", action="store_true",
                         help="only this: an on-disk index of --synthetic N papers opened as the server opens it "
                              "(RSS, dense and lexical latency, recall, appending 2k papers; scale.py)")

@@ -12,6 +12,8 @@ the first N papers chunked, embedded and indexed), for the build's own peak.
 
 from __future__ import annotations
 
+from ..harness.results import RESULTS_HELP
+
 import argparse
 import json
 import multiprocessing
@@ -34,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also time `index build --limit N` of the file into a fresh index (default: 0, no build)")
     parser.add_argument("--route", choices=("torch", "bf16", "onnx", "onnx-int8", "static"), default="static",
                         help="embedding route of the --build run (default: static, `pip install 'peerlint[fast]'`)")
-    parser.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON results")
+    parser.add_argument("--out", type=Path, default=None, help=RESULTS_HELP)
 
 
 def run(args: argparse.Namespace) -> int:

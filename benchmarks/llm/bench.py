@@ -11,6 +11,8 @@ get through. Rows alternate raw and peerlint per prompt, so machine load hits bo
 
 from __future__ import annotations
 
+from ..harness.results import RESULTS_HELP
+
 import argparse
 import statistics
 import sys
@@ -29,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prompts", type=int, default=12, help="paragraphs to rate (default: 12)")
     parser.add_argument("--generate", type=int, default=32, help="tokens to generate per prompt (default: 32)")
     parser.add_argument("--model", default=None, help="GGUF file (default: the embedded SmolLM2-135M)")
-    parser.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON results")
+    parser.add_argument("--out", type=Path, default=None, help=RESULTS_HELP)
 
 
 def _prompts(draft: Path, n: int) -> list[str]:

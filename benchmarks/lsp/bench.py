@@ -20,7 +20,7 @@ import asyncio
 import tempfile
 from pathlib import Path
 
-from ..harness.results import print_table, write_result
+from ..harness.results import RESULTS_HELP, print_table, write_result
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "findings, published first, and to the whole project's")
     parser.add_argument("--query-embedding", choices=["exact", "int8"], default="int8",
                         help="the server's queryEmbedding setting (default: int8, the product's default)")
-    parser.add_argument("--out", type=Path, default=Path("results"))
+    parser.add_argument("--out", type=Path, default=None, help=RESULTS_HELP)
 
 
 def _ms(value: float | None) -> str:

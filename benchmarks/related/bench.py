@@ -26,6 +26,8 @@ instead of embeddings.
 
 from __future__ import annotations
 
+from ..harness.results import RESULTS_HELP
+
 import argparse
 import statistics
 import sys
@@ -134,7 +136,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "and recall of what missing-related-work would show, chosen on dev citing papers, "
                              "reported on test ones")
     parser.add_argument("--limit", type=int, default=None, help="only the first N queries of each ground truth")
-    parser.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON results")
+    parser.add_argument("--out", type=Path, default=None, help=RESULTS_HELP)
 
 
 def run(args: argparse.Namespace) -> int:

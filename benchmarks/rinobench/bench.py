@@ -13,6 +13,8 @@ same layout (ideas written from real abstracts of the shipped corpus), NOT the o
 
 from __future__ import annotations
 
+from ..harness.results import RESULTS_HELP
+
 import argparse
 import sys
 import time
@@ -48,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--works-chars", type=int,
                         help="characters of related work per prompt (default: 4000 embedded, 12000 Ollama)")
     parser.add_argument("--no-judge", action="store_true", help="skip the LLM-judged justification metrics")
-    parser.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON result")
+    parser.add_argument("--out", type=Path, default=None, help=RESULTS_HELP)
 
 
 def _log(message: str) -> None:

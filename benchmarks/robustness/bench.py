@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..harness.results import print_table, write_result
+from ..harness.results import RESULTS_HELP, print_table, write_result
 
 GROUPS = ("protocol", "fuzz", "index", "llm", "injection", "load")
 
@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--load-seconds", type=float, default=60.0, help="how long the load runs (default: 60)")
     parser.add_argument("--edit-rate", type=float, default=50.0, help="edits per second under load (default: 50)")
     parser.add_argument("--seed", type=int, default=18)
-    parser.add_argument("--out", type=Path, default=Path("results"))
+    parser.add_argument("--out", type=Path, default=None, help=RESULTS_HELP)
 
 
 def _run_groups(args, index: Path, work: Path) -> tuple[list, dict]:

@@ -31,7 +31,7 @@ from ...analyzers.novelty.llm_methods import LLM_METHODS, AskContext, Shown, ask
 from ...index.papers import Paper
 from ..harness.corpus_index import ensure_index
 from ..harness.holdout import Holdout, assert_no_leak, record_of
-from ..harness.results import write_result
+from ..harness.results import RESULTS_HELP, write_result
 from ...analyzers.novelty.pairs import GAPS, FieldMap, Pair, PairsError, PairSet, parse_fields, read_pairs, sample_pairs, write_pairs
 from .report import MethodResult, Outcome, plot, print_report, summarise
 
@@ -322,7 +322,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train-pairs", type=int, default=4000, help="pairs sampled to train the learned methods")
     parser.add_argument("--split", choices=("field", "year"), default="field",
                         help="what the learned methods never see: the evaluated pair's field (default) or its years")
-    parser.add_argument("--results", type=Path, default=Path("results"), help="directory for the JSON and the plot")
+    parser.add_argument("--results", type=Path, default=None, help=RESULTS_HELP)
     parser.add_argument("--plot", action=argparse.BooleanOptionalAction, default=True, help="write a PNG (default: yes)")
 
 

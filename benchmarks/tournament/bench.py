@@ -26,6 +26,8 @@ not novel), and abstracts of venues/years that are not in the index (mostly nove
 
 from __future__ import annotations
 
+from ..harness.results import RESULTS_HELP
+
 import argparse
 import functools
 import random
@@ -65,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", nargs="+", type=Path, default=None, help="corpus files (default: the shipped proceedings)")
     parser.add_argument("--index", type=Path, default=None,
                         help="index of the corpus, built if missing (default: ~/.cache/peerlint/bench-index-<corpus hash>)")
-    parser.add_argument("--out", type=Path, default=Path("results"), help="directory for the JSON results")
+    parser.add_argument("--out", type=Path, default=None, help=RESULTS_HELP)
 
 
 def _label(status: str) -> bool | None:

@@ -14,13 +14,17 @@ which would downgrade the rest of the stack, so these routes need only ``onnxrun
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import shutil
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+
+log = logging.getLogger(__name__)
 
 # renamed when what the export does changes, so an old export in a user's cache is not reused
 ONNX_FILES = {"onnx": "model_fused.onnx", "onnx-int8": "model_fused_qint8_attn.onnx"}
@@ -93,9 +97,35 @@ def _quantise(fp32_file: Path, int8_file: Path) -> None:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(str(fp32_file), str(int8_file), weight_type=QuantType.QInt8, per_channel=True,
-                     op_types_to_quantize=["MatMul", "Attention"],
-                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})  # fused ops lack shape info
+    with _onnxruntime_advice_to_log():
+        quantize_dynamic(str(fp32_file), str(int8_file), weight_type=QuantType.QInt8, per_channel=True,
+                         op_types_to_quantize=["MatMul", "Attention"],
+                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})  # fused ops lack shape info
+
+
+class _AdviceToLog(logging.Filter):
+    """onnxruntime's "Please consider to run pre-processing before quantization" (logged on the root
+    logger): the fused graph is quantised as it is on purpose, so the advice goes to peerlint's log at
+    debug level rather than to the user's terminal as if it were a peerlint warning."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "pre-processing before quantization" in record.getMessage():
+            log.debug("onnxruntime: %s", record.getMessage())
+            return False
+        return True
+
+
+@contextlib.contextmanager
+def _onnxruntime_advice_to_log():
+    root = logging.getLogger()
+    quiet, guard = _AdviceToLog(), logging.NullHandler()
+    root.addFilter(quiet)
+    root.addHandler(guard)  # a root without handlers would get logging.basicConfig's stderr handler for good
+    try:
+        yield
+    finally:
+        root.removeHandler(guard)
+        root.removeFilter(quiet)
 
 
 class OnnxEncoder:
