@@ -67,9 +67,9 @@ def run(args: argparse.Namespace) -> int:
         engine = llm.engine
     except LLMUnavailable as exc:
         raise UserError(str(exc)) from None
-    import llama_cpp
+    from ...analyzers.llm.embedded import llama_class
 
-    raw = llama_cpp.Llama(model_path=str(llm.model_path), n_ctx=engine.n_ctx, n_threads=engine.llm.n_threads,
+    raw = llama_class()(model_path=str(llm.model_path), n_ctx=engine.n_ctx, n_threads=engine.llm.n_threads,
                           n_threads_batch=engine.llm.n_threads, seed=42, verbose=False)
     choices = list(SCALE)
     timing = {name: [] for name in ("raw_prompt", "raw_generate", "cold_score", "warm_score", "generate")}
