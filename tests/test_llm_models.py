@@ -11,11 +11,13 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from peerlint.analyzers.llm import models
+from peerlint.analyzers.llm.base import GenerateParams
 from peerlint.analyzers.llm.embedded import EmbeddedLLM, choose_gguf
 
 try:
@@ -91,7 +93,7 @@ def test_a_missing_part_names_the_package_to_install(split_smol):
                                                  r"peerlint models install split-smol"):
         models.model_file(model.name)
     for entry in site.glob("fakepart3*"):
-        __import__("shutil").rmtree(entry)
+        shutil.rmtree(entry)
     importlib.invalidate_caches()
     state = models.state(model.name)
     assert not state.installed and "fakepart3==1.0.0" in state.missing
@@ -198,3 +200,37 @@ def test_an_ollama_model_that_is_not_served_names_the_embedded_judge():
     assert llm.name == "embedded"
     assert "ollama pull mistral:7b" in llm.note and "the judge is the embedded smollm2-135m instead" in llm.note
     assert make_llm("auto", "smollm2-135m", host="http://127.0.0.1:9", cache=False).note == ""
+
+
+@needs_qwen
+def test_bench_llm_with_qwen_reuses_its_prefix_and_times_real_generation(tmp_path):
+    """The two defects #34 found with Qwen: 0 prefix tokens reused (64-token blocks over a 60-token shared
+    prefix), and generation timed over one token (Qwen ends a rating after "8"; the bench assumed 31 more)."""
+    import json
+
+    from peerlint.server.cli import main
+
+    assert main(["bench", "llm", "--model", QWEN, "--prompts", "2", "--generate", "8", "--out", str(tmp_path)]) == 0
+    [result] = [json.loads(p.read_text()) for p in tmp_path.glob("llm-*.json")]
+    assert result["model"]["packaged"] == QWEN
+    assert result["warm_reused_tokens"] >= 32  # the second prompt reuses the first one's opening block
+    gen = result["generation"]
+    assert gen["timed_tokens"] >= 2 * 4  # the suggestion prompt gets prose, not one token
+    assert 0.2 < gen["ratio_vs_raw"] < 3  # the same tokens on both paths: near 1, not 29x
+
+
+@needs_smol
+def test_a_gguf_without_chat_template_is_prompted_in_chatml_and_says_so(tmp_path):
+    """SmolLM2 with its tokenizer.chat_template key renamed (same length, so the file stays valid)."""
+    data = SMOL.read_bytes()
+    key = b"tokenizer.chat_template"
+    assert data.count(key) == 1
+    bare = tmp_path / "no-template.gguf"
+    bare.write_bytes(data.replace(key, b"tokenizer.chat_templatX"))
+    llm = EmbeddedLLM(str(bare))
+    assert llm.note == ""  # not loaded yet: nothing known
+    engine = llm.engine
+    assert "tokenizer.chat_template" not in engine.metadata
+    assert "no-template.gguf has no chat template" in llm.note and "ChatML" in llm.note
+    assert engine.render([{"role": "user", "content": "hi"}]) == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+    assert llm.generate("Say yes.", GenerateParams(max_tokens=4)).strip()

@@ -202,7 +202,10 @@ class Completion:
                 sampler.close()
 
 
-BLOCK = 64  # prompt tokens evaluated per batch, aligned at 0: the unit of prefix reuse (see module doc)
+# prompt tokens evaluated per batch, aligned at 0: the unit of prefix reuse (see module doc). 32, not 64:
+# the rating prompts share ~60 tokens under Qwen2.5's tokenizer (68 under SmolLM2's), so 64-token blocks
+# reused none of them with Qwen (`bench llm`: 0 tokens); scores were the same to 3 decimals with 16, 32, 64
+BLOCK = 32
 
 
 class Engine:
@@ -426,8 +429,8 @@ class EmbeddedLLM:
     name = "embedded"
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, n_ctx: int = 2048,
-                 n_threads: int | None = None):
-        choice = choose_gguf(model_path)
+                 n_threads: int | None = None, fallback: bool = True):
+        choice = choose_gguf(model_path, fallback=fallback)
         self.model_path, self.packaged, self.choice_note = choice.path, choice.packaged, choice.note
         self.model = self.model_path.stem
         self.n_ctx, self.n_threads = n_ctx, n_threads
