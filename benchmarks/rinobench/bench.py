@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"RINoBench split: JSON list, JSON Lines or {{'test': [...]}} (demo: {SAMPLE})")
     parser.add_argument("--backend", choices=("auto", "embedded", "ollama"), default="auto",
                         help="LLM backend (default: auto)")
-    parser.add_argument("--model", help="Ollama model name, or a .gguf file for the embedded backend")
+    parser.add_argument("--model", help="a packaged model (`peerlint models`), a .gguf file, or an Ollama model name")
     parser.add_argument("--judge-model", help="model for the justification judge (default: --model)")
     parser.add_argument("--host", help="Ollama host (default: $OLLAMA_HOST or localhost)")
     parser.add_argument("--limit", type=int, help="evaluate only the first N items")

@@ -311,7 +311,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="method(s), repeatable or comma-separated: date-knn, embedding-head, peerlint, zero-shot, "
                              "two-shot, cot, self-reflection, self-consistency, llm-discussion, rag-novelty, or all")
     parser.add_argument("--backend", choices=("auto", "embedded", "ollama"), default="auto", help="LLM backend (default: auto)")
-    parser.add_argument("--model", help="Ollama model name, or a .gguf file for the embedded backend")
+    parser.add_argument("--model", help="a packaged model (`peerlint models`), a .gguf file, or an Ollama model name")
     parser.add_argument("--host", help="Ollama host (default: $OLLAMA_HOST or localhost)")
     parser.add_argument("--limit", type=int, help="evaluate only the first N pairs")
     parser.add_argument("--llm-limit", action="append", default=[], metavar="[METHOD=]N",

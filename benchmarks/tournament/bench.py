@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"comma-separated, from {', '.join(VARIANTS)}, or all (default: {','.join(DEFAULT_VARIANTS)}; "
                              "64 abstracts x 5 rounds x 2 orders = 320 LLM answers, about 10 minutes on 2 cores)")
     parser.add_argument("--backend", choices=("auto", "embedded", "ollama"), default="auto", help="LLM backend (default: auto)")
-    parser.add_argument("--model", help="Ollama model name, or a .gguf file for the embedded backend")
+    parser.add_argument("--model", help="a packaged model (`peerlint models`), a .gguf file, or an Ollama model name")
     parser.add_argument("--host", help="Ollama host (default: $OLLAMA_HOST or localhost)")
     parser.add_argument("--limit", type=int, help="abstracts for the LLM variants (a balanced part of the sample; default: all)")
     parser.add_argument("--llm-weight", type=float, default=0.5, help="the LLM's weight in the hybrid (default: 0.5)")

@@ -20,7 +20,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--index", type=Path, default=None,
                    help="index directory (default: $PEERLINT_INDEX or ~/.local/share/peerlint/index)")
     p.add_argument("--backend", choices=("auto", "embedded", "ollama"), default="auto", help="LLM backend (default: auto)")
-    p.add_argument("--model", help="Ollama model name, or a .gguf file for the embedded backend")
+    p.add_argument("--model", help="a packaged model (`peerlint models`), a .gguf file, or an Ollama model name")
     p.add_argument("--host", help="Ollama host (default: $OLLAMA_HOST or localhost)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per LLM answer (default: 60)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
