@@ -96,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     vec.add_argument("--texts", type=Path, required=True)
     vec.add_argument("--out", type=Path, required=True)
     vec.add_argument("--check", type=int, default=0, help="also return float16 vectors of the first N texts")
+    vec.add_argument("--shard", type=int, default=0,
+                     help="write OUT-0.npz, OUT-1.npz, … of at most this many vectors each (a transfer's file limit)")
     srch = sub.add_parser("search")
     srch.add_argument("--model", type=Path, action="append", required=True)
     srch.add_argument("--docs", type=Path, action="append", required=True, help="in order; may repeat")
@@ -110,8 +112,12 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.time()
         vectors = GpuEncoder(args.model).encode(texts)
         q, scale = quantise(vectors)
-        extra = {"check": vectors[:args.check].astype(np.float16)} if args.check else {}
-        np.savez(args.out, vectors=q, scales=scale, **extra)
+        if args.check:
+            np.savez(args.out.with_name(args.out.stem + "-check.npz"), check=vectors[:args.check].astype(np.float16))
+        step = args.shard or len(q) or 1
+        for i, lo in enumerate(range(0, max(len(q), 1), step)):
+            name = args.out if not args.shard else args.out.with_name(f"{args.out.stem}-{i}.npz")
+            np.savez(name, vectors=q[lo:lo + step], scales=scale[lo:lo + step])
         print(f"{len(texts)} texts embedded in {time.time() - t0:.1f} s on {torch.cuda.get_device_name()}")
         return 0
     docs = [row["text"] for path in args.docs for row in read_lines(path)]
