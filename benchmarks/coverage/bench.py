@@ -29,7 +29,6 @@ _CITE = re.compile(r"\\([a-zA-Z]*cite[a-zA-Z]*)\*?\s*(?:\[[^\]]*\]\s*){0,2}\{([^
 # cite-named commands that set the style, not cite (natbib's `\\setcitestyle{numbers}`, `\\citestyle{plain}`)
 _NOT_A_CITE = re.compile(r"set[a-zA-Z]*|[a-zA-Z]*style[a-zA-Z]*")
 _COMMENT = re.compile(r"(?<!\\)%[^\n]*")
-_ROOT = re.compile(r"^[^%\n]*\\documentclass", re.MULTILINE)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -81,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     holdings = Holdings(papers)
     print(f"coverage: {holdings.size:,} papers in {corpus_label}", file=sys.stderr, flush=True)
     results = [_coverage(root, holdings) for root in projects]
-    rows = [[r.name, r.year, r.cited, r.in_bib, r.with_doi, r.with_arxiv, *(r.held.get(m, 0) for m in METHODS),
+    rows = [[r.name, str(r.year or "-"), r.cited, r.in_bib, r.with_doi, r.with_arxiv, *(r.held.get(m, 0) for m in METHODS),
              r.held_total, r.held_later, _percent(r.coverage)] for r in results]
     totals = ProjectCoverage("all", "")
     for r in results:
@@ -162,10 +161,10 @@ def root_of(path: Path) -> Path | None:
         if any(part.startswith(".") for part in tex.relative_to(path).parts):
             continue
         text = tex.read_text(encoding="utf-8", errors="replace")
-        if _ROOT.search(text) and "\\begin{document}" in _COMMENT.sub("", text):
+        if "\\begin{document}" in _COMMENT.sub("", text):  # its class may come from \input{preamble} (a thesis)
             candidates.append(tex)
     if not candidates:
-        raise UserError(f"{path} has no .tex file with \\documentclass and \\begin{{document}}: pass the root .tex file")
+        raise UserError(f"{path} has no .tex file with \\begin{{document}}: pass the root .tex file")
     if len(candidates) == 1:
         return candidates[0]
     return max(candidates, key=lambda tex: (len(_cited_keys(tex)[0]), -len(tex.parts)))
