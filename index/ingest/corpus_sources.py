@@ -301,8 +301,8 @@ def _mla_convert(raw: dict, venue_dir: str, year: int) -> SourceRecord | None:
     pdf = str(raw.get("pdf_url") or "")
     status = "Accept (Datasets & Benchmarks)" if "Datasets_and_Benchmarks" in pdf else "Accept"
     openreview_url = str(raw.get("openreview_url") or "")
-    openreview = _OPENREVIEW.search(openreview_url)
     url = str(raw.get("venue_url") or "") or openreview_url or pdf
+    openreview = _OPENREVIEW.search(openreview_url) or _OPENREVIEW.search(url)
     return SourceRecord(
         source="rbnyng/mlanthology", venue_key=key, venue=venue, year=year,
         local_id=str(raw.get("bibtex_key") or "").strip(), title=title, abstract=clean_markup(raw.get("abstract")),

@@ -16,6 +16,7 @@ from .records import clean_text
 
 _IEEE_TAIL = re.compile(r"<*\s*<ETX\b[^>]*>.*?</ETX>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9:_-]*(?:\s[^<>]*)?/?>")
+_MATH_ALPHANUMERIC = re.compile("[\U0001D400-\U0001D7FF]")  # 𝛼, 𝐱, 𝔼: styled copies of plain letters
 _MATH = re.compile(r"(?<![\\$])\$(?!\$)([^$]{1,200}?)(?<!\\)\$(?!\$)|\$\$([^$]{1,300}?)\$\$|\\\((.{1,200}?)\\\)")
 _MATHY = re.compile(r"[\\^_{}]|^\S{1,24}$")
 _SYMBOLS = {
@@ -48,6 +49,7 @@ def clean_markup(text: str | None) -> str:
         text = _TAG.sub("", html.unescape(text))
     text = _MATH.sub(_math, text)
     text = _latex(text)
+    text = _MATH_ALPHANUMERIC.sub(lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
     return clean_text(text)
 
 
