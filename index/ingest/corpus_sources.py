@@ -21,7 +21,7 @@ import gzip
 import json
 import re
 import subprocess
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -533,6 +533,3 @@ def records_of(chosen: dict[Slot, Chosen]) -> Iterator[SourceRecord]:
     for slot in sorted(chosen):
         yield from chosen[slot].records
 
-
-def all_records(chosen_by_source: Iterable[dict[Slot, Chosen]]) -> list[SourceRecord]:
-    return [record for chosen in chosen_by_source for record in records_of(chosen)]

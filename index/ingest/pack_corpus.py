@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .corpus_sources import MIN_ABSTRACT_CHARS, SOURCES, Chosen, SourceError, SourceRecord, read_source, records_of
+from .corpus_sources import MIN_ABSTRACT_CHARS, SOURCES, Chosen, Slot, SourceError, SourceRecord, read_source, records_of
 from .identity import normalise_title
 
 # --- merging: one paper, one record --------------------------------------------------------------------
@@ -126,10 +126,10 @@ class Built:
     provenance: dict
 
 
-def build(sources: Sequence[tuple[str, Path]], warn=print) -> Built:
+def build(sources: Sequence[tuple[str, Path]], warn=print, fetched_from: dict[str, str] | None = None) -> Built:
     """Read every source, keep the best version of each venue-year, merge, drop records without abstracts."""
     priority = [SOURCES[name].name for name, _ in sources]
-    chosen_by_source: list[tuple[str, dict[tuple[str, int], Chosen], str]] = []
+    chosen_by_source: list[tuple[str, dict[Slot, Chosen], str]] = []
     for name, root in sources:
         chosen, head = read_source(SOURCES[name], root, warn)
         chosen_by_source.append((name, chosen, head))
@@ -146,7 +146,8 @@ def build(sources: Sequence[tuple[str, Path]], warn=print) -> Built:
     provenance = {
         "corpus": "peerlint default corpus: main venues of ML, NLP, CV, IR and AI with abstracts",
         "min_abstract_chars": MIN_ABSTRACT_CHARS,
-        "sources": [_source_provenance(name, chosen, head) for name, chosen, head in chosen_by_source],
+        "sources": [_source_provenance(name, chosen, head, (fetched_from or {}).get(name, ""))
+                    for name, chosen, head in chosen_by_source],
         "merge": {"source_records": len(records), "papers": len(merged), "merged_away": len(records) - len(merged),
                   "dropped_without_abstract": len(merged) - len(kept),
                   "keys": "DOI, arXiv id, OpenReview id, normalised title within one venue-year",
@@ -165,15 +166,17 @@ def _unique_ids(records: list[dict]) -> None:
             record["id"] = f"{record['id']}-{seen[record['id']]}"
 
 
-def _source_provenance(name: str, chosen: dict[tuple[str, int], Chosen], head: str) -> dict:
+def _source_provenance(name: str, chosen: dict[Slot, Chosen], head: str, fetched_from: str) -> dict:
     source = SOURCES[name]
     files = []
     for (venue_key, year, _), pick in sorted(chosen.items()):
         files.append({"venue": venue_key, "year": year, "path": pick.version.path, "commit": pick.version.commit,
                       "commit_date": pick.version.date, "blob": pick.version.blob, "records": len(pick.records),
                       "with_abstract": sum(r.has_abstract for r in pick.records)})
-    return {"name": source.name, "repository": source.repository, "licence": source.licence, "head": head,
-            "files": files}
+    described = {"name": source.name, "repository": source.repository, "licence": source.licence, "head": head}
+    if fetched_from:
+        described["fetched_from"] = fetched_from  # a fork or mirror holding the same history
+    return {**described, "files": files}
 
 
 def write(built: Built, out: Path, provenance: Path | None) -> None:
@@ -209,14 +212,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="output, e.g. index/data/proceedings.jsonl.xz "
                         "(.xz: compressed; .jsonl: plain)")
     parser.add_argument("--provenance", type=Path, help="where to write the provenance JSON")
+    parser.add_argument("--fetched-from", action="append", default=[], metavar="SOURCE=WHERE",
+                        help="record that a source was read from a fork or mirror, e.g. "
+                             "anthology=https://github.com/yhamidullah/acl-anthology (repeatable)")
     args = parser.parse_args(argv)
     sources = [(name, path) for name, path in (("paperlists", args.paperlists), ("mlanthology", args.mlanthology),
                                                     ("anthology", args.anthology))
                if path is not None]
     if not sources:
         parser.error("name at least one source: --paperlists, --mlanthology, --anthology")
+    fetched_from = dict(item.split("=", 1) for item in args.fetched_from if "=" in item)
+    if unknown := sorted(set(fetched_from) - {name for name, _ in sources}):
+        parser.error(f"--fetched-from names {', '.join(unknown)}, which is not a source given here")
     try:
-        built = build(sources, warn=lambda message: print(f"peerlint: warning: {message}", file=sys.stderr))
+        built = build(sources, warn=lambda message: print(f"peerlint: warning: {message}", file=sys.stderr),
+                      fetched_from=fetched_from)
     except SourceError as err:
         print(f"peerlint: error: {err}", file=sys.stderr)
         return 2
