@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from peerlint.index.ingest.corpus_sources import MIN_ABSTRACT_CHARS, PAPERLISTS, SourceRecord, Tree, choose_versions
-from peerlint.index.ingest.load import read_corpus
+from peerlint.index.ingest.load import load_papers, read_corpus
 from peerlint.index.ingest.markup import clean_markup
-from peerlint.index.ingest.pack_corpus import build, group_same_papers, main, merge
+from peerlint.index.ingest.pack_corpus import build, group_same_papers, main, merge, write
 
 DATA = Path(__file__).parent / "data" / "corpus"
 SOURCES = [("paperlists", DATA / "paperlists"), ("mlanthology", DATA / "mlanthology"), ("anthology", DATA / "anthology")]
@@ -173,3 +173,20 @@ def test_command_names_a_missing_source(tmp_path, capsys):
     assert main(["--paperlists", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x.jsonl")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("peerlint: error:") and "nowhere" in err and "Traceback" not in err
+
+
+SHARED_DOI = Path(__file__).parent / "data" / "corpus-shared-doi"  # two ECCV 2022 papers, both sources (see SOURCES.md)
+
+
+def test_a_volume_doi_two_papers_carry_is_left_out_so_readers_keep_them_apart(tmp_path):
+    """mlanthology gives both papers the proceedings volume's DOI; paperlists writes theirs with a space."""
+    only_volume_doi = build([("mlanthology", SHARED_DOI / "mlanthology")], warn=lambda message: pytest.fail(message))
+    assert len(only_volume_doi.records) == 2 and all("doi" not in r for r in only_volume_doi.records)
+    assert only_volume_doi.provenance["merge"]["shared_identifiers_dropped"] == {"doi": 2, "arxiv_id": 0}
+    both = build([("paperlists", SHARED_DOI / "paperlists"), ("mlanthology", SHARED_DOI / "mlanthology")],
+                 warn=lambda message: pytest.fail(message))
+    assert sorted(r["doi"] for r in both.records) == ["10.1007/978-3-031-19830-4_22", "10.1007/978-3-031-19830-4_27"]
+    out = tmp_path / "eccv.jsonl"
+    write(both, out, None)
+    warnings: list[str] = []
+    assert len(load_papers([out], warn=warnings.append)) == 2 and warnings == []

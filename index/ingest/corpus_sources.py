@@ -251,6 +251,11 @@ def _split(value: object) -> tuple[str, ...]:
     return tuple(cleaned for item in items if (cleaned := clean_markup(item)))
 
 
+def _doi(value: object) -> str:
+    """A DOI field, whitespace inside it removed: paperlists writes Springer's as '.../978-3-031-19830-4 _27'."""
+    return normalise_doi(re.sub(r"\s+", "", value)) if isinstance(value, str) else ""
+
+
 def _number(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -281,7 +286,7 @@ def _paperlists_convert(raw: dict, venue_dir: str, year: int) -> SourceRecord | 
         status=status, authors=_split(raw.get("author")), keywords=_split(raw.get("keywords")), url=site,
         rating_avg=round(rating, 4) if rating else None,
         citations=int(citations) if citations is not None and citations >= 0 else None,
-        doi=normalise_doi(str(raw.get("doi") or "")) or doi_of_url(site),
+        doi=_doi(raw.get("doi")) or doi_of_url(site),
         arxiv_id=normalise_arxiv_id(str(raw.get("arxiv") or "")),
         openreview_id=openreview.group(1) if openreview else "",
     )
@@ -307,7 +312,7 @@ def _mla_convert(raw: dict, venue_dir: str, year: int) -> SourceRecord | None:
         source="rbnyng/mlanthology", venue_key=key, venue=venue, year=year,
         local_id=str(raw.get("bibtex_key") or "").strip(), title=title, abstract=clean_markup(raw.get("abstract")),
         status=status, authors=tuple(authors), url=url,
-        doi=normalise_doi(str(raw.get("doi") or "")) or doi_of_url(url),
+        doi=_doi(raw.get("doi")) or doi_of_url(url),
         arxiv_id=normalise_arxiv_id(str(raw.get("arxiv_id") or raw.get("arxiv") or "")),
         openreview_id=openreview.group(1) if openreview else "",
     )

@@ -139,6 +139,7 @@ def build(sources: Sequence[tuple[str, Path]], warn=print, fetched_from: dict[st
     kept = [r for r in merged if len(r["abstract"]) >= MIN_ABSTRACT_CHARS]
     kept.sort(key=lambda r: (r["venue"].lower(), r["year"], r["id"], r["title"]))
     _unique_ids(kept)
+    ambiguous = _drop_shared_identifiers(kept)
     counts: dict[str, dict[str, int]] = {}
     for r in kept:
         venue = counts.setdefault(r["venue"], {})
@@ -150,12 +151,25 @@ def build(sources: Sequence[tuple[str, Path]], warn=print, fetched_from: dict[st
                     for name, chosen, head in chosen_by_source],
         "merge": {"source_records": len(records), "papers": len(merged), "merged_away": len(records) - len(merged),
                   "dropped_without_abstract": len(merged) - len(kept),
+                  "shared_identifiers_dropped": ambiguous,
                   "keys": "DOI, arXiv id, OpenReview id, normalised title within one venue-year",
                   "withdrawn": "kept, with the source's status (Withdraw, Desk Reject)"},
         "total": len(kept),
         "counts": {venue: dict(sorted(years.items())) for venue, years in sorted(counts.items())},
     }
     return Built(kept, provenance)
+
+
+def _drop_shared_identifiers(records: list[dict]) -> dict[str, int]:
+    """Remove a DOI or arXiv id that two different papers carry (a source's error): readers merge on them."""
+    counts = Counter((key, r[key]) for r in records for key in ("doi", "arxiv_id") if r.get(key))
+    dropped = {"doi": 0, "arxiv_id": 0}
+    for record in records:
+        for key in ("doi", "arxiv_id"):
+            if record.get(key) and counts[(key, record[key])] > 1:
+                del record[key]
+                dropped[key] += 1
+    return dropped
 
 
 def _unique_ids(records: list[dict]) -> None:
