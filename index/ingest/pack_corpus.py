@@ -1,53 +1,252 @@
-"""Pack proceedings JSONL files into the one compressed corpus that peerlint ships.
+"""Build the default corpus peerlint ships from the public repositories it comes from.
 
-    python -m peerlint.index.ingest.pack_corpus ../shared/data/proceedings index/data/proceedings.jsonl.xz
+    python -m peerlint.index.ingest.pack_corpus \\
+        --paperlists /path/to/paperlists.git --mlanthology /path/to/mlanthology.git \\
+        --anthology /path/to/acl-anthology.git \\
+        --out index/data/proceedings.jsonl.xz --provenance index/data/provenance.json
 
-Every record is kept as it is, in file-name order then line order, minus the fields named by --drop
-(by default the constant `source`). The output is compact JSON, one object a line, compressed with
-xz preset 9; the same input gives the same bytes.
+Each source is a git directory (every version in its history is read, and for each venue and year the
+version with the most abstracts is kept) or a plain checkout. Records of one paper from two sources or
+two files become one (`merge`); records left without an abstract of MIN_ABSTRACT_CHARS are dropped.
+The output is compact JSON, one object a line, sorted by venue, year and id; `.xz` outputs are
+compressed with xz preset 9e. The same inputs give the same bytes, and the provenance file names each
+source's repository, licence, HEAD and the commit of every file version used, with counts.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import lzma
 import sys
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from .corpus_sources import MIN_ABSTRACT_CHARS, SOURCES, Chosen, Slot, SourceError, SourceRecord, read_source, records_of
+from .identity import normalise_title
 
-def pack(src_dir: Path, out: Path, drop: tuple[str, ...] = ("source",)) -> int:
-    """Write every record of src_dir/*.jsonl to `out`; returns the number of records."""
-    files = sorted(src_dir.glob("*.jsonl"))
-    if not files:
-        raise SystemExit(f"{src_dir}: no *.jsonl files to pack; pass the proceedings directory")
+# --- merging: one paper, one record --------------------------------------------------------------------
+
+
+def _keys(record: SourceRecord) -> list[tuple[str, ...]]:
+    keys: list[tuple[str, ...]] = []
+    if record.doi:
+        keys.append(("doi", record.doi))
+    if record.arxiv_id:
+        keys.append(("arxiv", record.arxiv_id))
+    if record.openreview_id:
+        keys.append(("openreview", record.openreview_id))
+    if title := normalise_title(record.title):
+        keys.append(("title", record.venue_key, str(record.year), title))
+    return keys
+
+
+def group_same_papers(records: Sequence[SourceRecord]) -> list[list[SourceRecord]]:
+    """Records that share a DOI, an arXiv or OpenReview id, or a normalised title within one venue-year.
+
+    An identifier that one source gives to two different records of its own (a proceedings volume's
+    DOI, a copy-paste error) identifies nothing and is not used.
+    """
+    per_source = Counter((r.source, key) for r in records for key in _keys(r) if key[0] != "title")
+    parent = list(range(len(records)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[tuple[str, ...], int] = {}
+    for i, record in enumerate(records):
+        for key in _keys(record):
+            if key[0] != "title" and per_source[(record.source, key)] > 1:
+                continue
+            if key in owner:
+                a, b = find(owner[key]), find(i)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+            else:
+                owner[key] = i
+    groups: dict[int, list[SourceRecord]] = {}
+    for i, record in enumerate(records):
+        groups.setdefault(find(i), []).append(record)
+    return list(groups.values())
+
+
+def _first(values: Iterable):
+    return next((v for v in values if v not in (None, "", ())), None)
+
+
+def merge(group: Sequence[SourceRecord], priority: Sequence[str]) -> dict:
+    """One corpus record from the records of one paper; sources earlier in `priority` win each field.
+
+    Decisions, ratings and keywords come from the OpenReview-derived source where it has them; the
+    abstract is the longest cleaned one (sources truncate, never pad).
+    """
+    rank = {name: i for i, name in enumerate(priority)}
+    ordered = sorted(group, key=lambda r: (rank.get(r.source, len(rank)), -len(r.abstract), r.local_id))
+    head = ordered[0]
+    abstract = max((r.abstract for r in ordered), key=len)
+    record: dict = {
+        "id": _paper_id(head),
+        "title": head.title,
+        "abstract": abstract,
+        "venue": head.venue,
+        "year": head.year,
+        "status": _first(r.status for r in ordered) or "",
+        "authors": list(_first(r.authors for r in ordered) or ()),
+        "keywords": list(_first(r.keywords for r in ordered) or ()),
+        "url": _first(r.url for r in ordered) or "",
+        "rating_avg": _first(r.rating_avg for r in ordered),
+        "citations": _first(r.citations for r in ordered),
+    }
+    for key in ("date", "doi", "arxiv_id"):
+        if value := _first(getattr(r, key) for r in ordered):
+            record[key] = value
+    return record
+
+
+def _paper_id(record: SourceRecord) -> str:
+    """paperlists ids keep today's form (`iclr2017-B1-Hhnslg`); mlanthology keys are unique and readable as they are."""
+    if record.source == "rbnyng/mlanthology" and record.local_id:
+        return record.local_id
+    local = record.local_id or hashlib.sha1(normalise_title(record.title).encode()).hexdigest()[:12]
+    return f"{record.venue_key}{record.year}-{local}"
+
+
+# --- the whole build -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Built:
+    records: list[dict]
+    provenance: dict
+
+
+def build(sources: Sequence[tuple[str, Path]], warn=print, fetched_from: dict[str, str] | None = None) -> Built:
+    """Read every source, keep the best version of each venue-year, merge, drop records without abstracts."""
+    priority = [SOURCES[name].name for name, _ in sources]
+    chosen_by_source: list[tuple[str, dict[Slot, Chosen], str]] = []
+    for name, root in sources:
+        chosen, head = read_source(SOURCES[name], root, warn)
+        chosen_by_source.append((name, chosen, head))
+    records = [r for _, chosen, _ in chosen_by_source for r in records_of(chosen)]
+    groups = group_same_papers(records)
+    merged = [merge(group, priority) for group in groups]
+    kept = [r for r in merged if len(r["abstract"]) >= MIN_ABSTRACT_CHARS]
+    kept.sort(key=lambda r: (r["venue"].lower(), r["year"], r["id"], r["title"]))
+    _unique_ids(kept)
+    ambiguous = _drop_shared_identifiers(kept)
+    counts: dict[str, dict[str, int]] = {}
+    for r in kept:
+        venue = counts.setdefault(r["venue"], {})
+        venue[str(r["year"])] = venue.get(str(r["year"]), 0) + 1
+    provenance = {
+        "corpus": "peerlint default corpus: main venues of ML, NLP, CV, IR and AI with abstracts",
+        "min_abstract_chars": MIN_ABSTRACT_CHARS,
+        "sources": [_source_provenance(name, chosen, head, (fetched_from or {}).get(name, ""))
+                    for name, chosen, head in chosen_by_source],
+        "merge": {"source_records": len(records), "papers": len(merged), "merged_away": len(records) - len(merged),
+                  "dropped_without_abstract": len(merged) - len(kept),
+                  "shared_identifiers_dropped": ambiguous,
+                  "keys": "DOI, arXiv id, OpenReview id, normalised title within one venue-year",
+                  "withdrawn": "kept, with the source's status (Withdraw, Desk Reject)"},
+        "total": len(kept),
+        "counts": {venue: dict(sorted(years.items())) for venue, years in sorted(counts.items())},
+    }
+    return Built(kept, provenance)
+
+
+def _drop_shared_identifiers(records: list[dict]) -> dict[str, int]:
+    """Remove a DOI or arXiv id that two different papers carry (a source's error): readers merge on them."""
+    counts = Counter((key, r[key]) for r in records for key in ("doi", "arxiv_id") if r.get(key))
+    dropped = {"doi": 0, "arxiv_id": 0}
+    for record in records:
+        for key in ("doi", "arxiv_id"):
+            if record.get(key) and counts[(key, record[key])] > 1:
+                del record[key]
+                dropped[key] += 1
+    return dropped
+
+
+def _unique_ids(records: list[dict]) -> None:
+    seen: Counter[str] = Counter()
+    for record in records:
+        seen[record["id"]] += 1
+        if seen[record["id"]] > 1:
+            record["id"] = f"{record['id']}-{seen[record['id']]}"
+
+
+def _source_provenance(name: str, chosen: dict[Slot, Chosen], head: str, fetched_from: str) -> dict:
+    source = SOURCES[name]
+    files = []
+    for (venue_key, year, _), pick in sorted(chosen.items()):
+        files.append({"venue": venue_key, "year": year, "path": pick.version.path, "commit": pick.version.commit,
+                      "commit_date": pick.version.date, "blob": pick.version.blob, "records": len(pick.records),
+                      "with_abstract": sum(r.has_abstract for r in pick.records)})
+    described = {"name": source.name, "repository": source.repository, "licence": source.licence, "head": head}
+    if fetched_from:
+        described["fetched_from"] = fetched_from  # a fork or mirror holding the same history
+    return {**described, "files": files}
+
+
+def write(built: Built, out: Path, provenance: Path | None) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
-    with lzma.open(out, "wt", encoding="utf-8", preset=9 | lzma.PRESET_EXTREME) as sink:
-        for path in files:
-            with path.open(encoding="utf-8") as source:
-                for lineno, line in enumerate(source, 1):
-                    if not line.strip():
-                        continue
-                    try:
-                        record = json.loads(line)
-                    except json.JSONDecodeError as err:
-                        raise SystemExit(f"{path}:{lineno}: invalid JSON ({err.msg}); fix the source first") from None
-                    for key in drop:
-                        record.pop(key, None)
-                    sink.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
-                    count += 1
-    return count
+    text = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in built.records)
+    data = text.encode("utf-8")
+    if out.name.endswith(".xz"):
+        data = lzma.compress(data, preset=9 | lzma.PRESET_EXTREME)
+    out.write_bytes(data)
+    if provenance is not None:
+        provenance.parent.mkdir(parents=True, exist_ok=True)
+        provenance.write_text(json.dumps(built.provenance, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+def count_table(counts: dict[str, dict[str, int]]) -> str:
+    """Venue x year counts as a fixed-width table, a total per row and per column."""
+    years = sorted({y for per in counts.values() for y in per})
+    lines = ["venue    " + "".join(f"{y:>7}" for y in years) + "   total"]
+    for venue in sorted(counts):
+        per = counts[venue]
+        lines.append(f"{venue:<9}" + "".join(f"{per.get(y, 0) or '.':>7}" for y in years) + f"{sum(per.values()):>8}")
+    column = [sum(per.get(y, 0) for per in counts.values()) for y in years]
+    lines.append("total    " + "".join(f"{n:>7}" for n in column) + f"{sum(column):>8}")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m peerlint.index.ingest.pack_corpus", description=__doc__.splitlines()[0])
-    parser.add_argument("src_dir", type=Path, help="directory of VENUE-YEAR.jsonl files")
-    parser.add_argument("out", type=Path, help="output file, e.g. index/data/proceedings.jsonl.xz")
-    parser.add_argument("--drop", nargs="*", default=["source"], help="fields to leave out (default: source)")
+    parser = argparse.ArgumentParser(prog="python -m peerlint.index.ingest.pack_corpus",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--paperlists", type=Path, help="papercopilot/paperlists: git directory or checkout")
+    parser.add_argument("--mlanthology", type=Path, help="rbnyng/mlanthology: git directory or checkout")
+    parser.add_argument("--anthology", type=Path, help="acl-org/acl-anthology (or a fork): git directory or checkout")
+    parser.add_argument("--out", type=Path, required=True, help="output, e.g. index/data/proceedings.jsonl.xz "
+                        "(.xz: compressed; .jsonl: plain)")
+    parser.add_argument("--provenance", type=Path, help="where to write the provenance JSON")
+    parser.add_argument("--fetched-from", action="append", default=[], metavar="SOURCE=WHERE",
+                        help="record that a source was read from a fork or mirror, e.g. "
+                             "anthology=https://github.com/yhamidullah/acl-anthology (repeatable)")
     args = parser.parse_args(argv)
-    count = pack(args.src_dir, args.out, tuple(args.drop))
-    print(f"{args.out}: {count} records, {args.out.stat().st_size / 1e6:.2f} MB")
+    sources = [(name, path) for name, path in (("paperlists", args.paperlists), ("mlanthology", args.mlanthology),
+                                                    ("anthology", args.anthology))
+               if path is not None]
+    if not sources:
+        parser.error("name at least one source: --paperlists, --mlanthology, --anthology")
+    fetched_from = dict(item.split("=", 1) for item in args.fetched_from if "=" in item)
+    if unknown := sorted(set(fetched_from) - {name for name, _ in sources}):
+        parser.error(f"--fetched-from names {', '.join(unknown)}, which is not a source given here")
+    try:
+        built = build(sources, warn=lambda message: print(f"peerlint: warning: {message}", file=sys.stderr),
+                      fetched_from=fetched_from)
+    except SourceError as err:
+        print(f"peerlint: error: {err}", file=sys.stderr)
+        return 2
+    write(built, args.out, args.provenance)
+    print(count_table(built.provenance["counts"]))
+    print(f"{args.out}: {len(built.records)} records, {args.out.stat().st_size / 1e6:.2f} MB")
     return 0
 
 
