@@ -130,7 +130,7 @@ def test_cli_names_the_full_disk_and_the_rerun(shipped, tmp_path, monkeypatch, c
 
     corpus = tmp_path / "c.jsonl"
     corpus.write_text("".join(json.dumps({"id": p.id, "title": p.title, "abstract": p.abstract}) + "\n" for p in shipped[:30]))
-    monkeypatch.setattr("peerlint.server.commands.index.make_embedder", lambda route: HashEmbedder())
+    monkeypatch.setattr("peerlint.server.commands.index.make_embedder", lambda route, model="minilm": HashEmbedder())
 
     def full_disk(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")

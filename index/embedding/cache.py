@@ -21,9 +21,12 @@ class EmbeddingCache:
 
     def __init__(self, path: Path):
         self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)  # a fresh cache folder has no sub-folders yet
         try:
             self.db = self._connect()
         except sqlite3.DatabaseError:
+            if not path.exists():
+                raise
             path.replace(path.with_suffix(".corrupt"))
             self.db = self._connect()
 
