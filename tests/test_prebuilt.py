@@ -89,3 +89,52 @@ def test_the_environment_can_turn_seeding_off(tmp_path, monkeypatch):
     assert seed_cache(EmbeddingCache(tmp_path / "b.sqlite"), "m@torch", 200, TEXTS).vectors == 3
     monkeypatch.setenv("PEERLINT_SHIPPED_VECTORS", "")
     assert seed_cache(EmbeddingCache(tmp_path / "c.sqlite"), "m@torch", 200, TEXTS).vectors == 0
+
+
+def test_gpu_chunks_and_int8_pack_seed_what_a_build_would_embed(tmp_path):
+    """The one-time GPU path: chunk a corpus exactly as a build does, take int8 vectors back in order,
+    pack them (format 2) and seed a cache: every chunk of every paper is found, within int8's error."""
+    import json
+    import sys
+    from pathlib import Path
+
+    from peerlint.index.embedding import gpu_transfer
+    from peerlint.index.embedding.embedder import Embedder
+    from peerlint.index.embedding.prebuilt import FORMAT_INT8
+
+    sys.path.insert(0, str(Path(gpu_transfer.__file__).parent))
+    from gpu_embed import quantise  # the GPU machine's own script: plain numpy here
+
+    long = " ".join(f"Sentence {i} says that retrieval of scientific abstracts needs good chunking." for i in range(40))
+    rows = [{"id": "a", "title": "Short paper", "abstract": "Dual encoders retrieve passages. " * 3},
+            {"id": "b", "title": "Long paper", "abstract": long}]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    report = gpu_transfer.write_chunks([corpus], tmp_path / "chunks", parts=2)
+    assert report["papers"] == 2 and report["chunks"] >= 3  # the long abstract is split like index build splits it
+    index = json.loads((tmp_path / "chunks" / "chunks-index.json").read_text())
+    rng = np.random.default_rng(1)
+    exact = rng.standard_normal((len(index["chunk_hashes"]), 384)).astype(np.float32)
+    exact /= np.linalg.norm(exact, axis=1, keepdims=True)
+    halves = np.array_split(np.arange(len(exact)), 2)
+    parts = []
+    for i, rows_i in enumerate(halves):  # what the GPU returns, part by part
+        q, s = quantise(exact[rows_i])
+        np.savez(tmp_path / f"v{i}.npz", vectors=q, scales=s)
+        parts.append(tmp_path / f"v{i}.npz")
+    out = tmp_path / "shipped.npz"
+    assert gpu_transfer.pack(tmp_path / "chunks", parts, out) == len(exact)
+    with pytest.raises(ValueError, match="a part is missing"):
+        gpu_transfer.pack(tmp_path / "chunks", parts[:1], tmp_path / "short.npz")
+    shipped = ShippedVectors.load(out)
+    assert shipped is not None and shipped.vectors.dtype == np.int8 and int(np.load(out)["format"]) == FORMAT_INT8
+    from peerlint.index.ingest.load import load_papers
+
+    texts = [p.text for p in load_papers([corpus], warn=lambda m: None)]  # as a build reads them
+    model = Embedder().model_id
+    cache = EmbeddingCache(tmp_path / "cache.sqlite")
+    seeded = seed_cache(cache, model, 200, texts, path=out)
+    assert seeded.vectors == len(exact) and seeded.notice == ""
+    got = cache.get_vectors(model, index["chunk_hashes"])
+    cosines = [float(got[h] @ exact[i]) / float(np.linalg.norm(got[h])) for i, h in enumerate(index["chunk_hashes"])]
+    assert min(cosines) > 0.999
