@@ -66,7 +66,7 @@ def write_chunks(corpus: Sequence[Path], out: Path, parts: int, model: str = DEF
         with lzma.open(out / f"chunks-{i}.jsonl.xz", "wt", encoding="utf-8", preset=6) as handle:
             for h in hashes[i * per:(i + 1) * per]:
                 handle.write(json.dumps({"text": chunk_texts[h]}) + "\n")
-    index = {"model": Embedder(model=model).model_id.replace("@onnx", "@torch"), "max_tokens": MAX_TOKENS,
+    index = {"model": embedder.model_id, "max_tokens": MAX_TOKENS,
              "content_hashes": content, "spans": spans, "chunk_hashes": hashes, "parts": parts}
     (out / "chunks-index.json").write_text(json.dumps(index))
     return {"papers": len(papers), "texts": len(content), "chunks": len(hashes), "parts": parts}

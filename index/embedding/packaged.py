@@ -39,10 +39,6 @@ class EmbeddingModel:
     licence: str
     install: str  # the exact command that installs it
 
-    @property
-    def size_hint(self) -> str:
-        return "90 MB"
-
 
 MODELS: dict[str, EmbeddingModel] = {
     "minilm": EmbeddingModel(
