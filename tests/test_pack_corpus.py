@@ -190,3 +190,36 @@ def test_a_volume_doi_two_papers_carry_is_left_out_so_readers_keep_them_apart(tm
     write(both, out, None)
     warnings: list[str] = []
     assert len(load_papers([out], warn=warnings.append)) == 2 and warnings == []
+
+
+def test_previous_corpus_records_stay_under_their_ids_and_win_over_duplicates(built, tmp_path, capsys):
+    """`--previous`: the records an earlier version shipped are kept byte for byte, under their ids; a new
+    record of the same paper (same normalised title, here re-cased and re-punctuated) is dropped."""
+    twin = built.records[0]
+    old = [{"id": "iclr2018-OLD", "title": twin["title"].upper() + "!", "abstract": "An older abstract. " * 12,
+            "venue": twin["venue"], "year": twin["year"], "status": "", "authors": [], "keywords": [], "url": "",
+            "rating_avg": None, "citations": None, "source": "papercopilot/paperlists"},
+           {"id": "nips2016-7", "title": "A paper only the previous corpus has", "abstract": "Old. " * 60,
+            "venue": "NeurIPS", "year": 2016, "status": "", "authors": ["A. Author"], "keywords": [], "url": "",
+            "rating_avg": None, "citations": 3}]
+    folder = tmp_path / "previous"
+    folder.mkdir()
+    (folder / "iclr-2018.jsonl").write_text(json.dumps(old[0]) + "\n", encoding="utf-8")
+    (folder / "nips-2016.jsonl").write_text("\n" + json.dumps(old[1]) + "\n", encoding="utf-8")
+    out, provenance = tmp_path / "corpus.jsonl", tmp_path / "provenance.json"
+    assert main(["--paperlists", str(DATA / "paperlists"), "--mlanthology", str(DATA / "mlanthology"),
+                 "--anthology", str(DATA / "anthology"), "--previous", str(folder),
+                 "--out", str(out), "--provenance", str(provenance)]) == 0
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    by_id = {r["id"]: r for r in records}
+    assert len(records) == len(built.records) - 1 + 2
+    assert twin["id"] not in by_id and by_id["iclr2018-OLD"]["abstract"] == old[0]["abstract"]
+    assert "source" not in by_id["iclr2018-OLD"] and by_id["nips2016-7"] == old[1]
+    keys = [(r["venue"].lower(), r["year"], r["id"]) for r in records]
+    assert keys == sorted(keys)
+    described = json.loads(provenance.read_text(encoding="utf-8"))
+    assert described["previous"]["records"] == 2 and described["previous"]["new_records_dropped_as_duplicates"] == 1
+    assert described["total"] == len(records) and described["counts"]["NeurIPS"]["2016"] == 1
+    assert main(["--paperlists", str(DATA / "paperlists"), "--previous", str(tmp_path / "empty"),
+                 "--out", str(tmp_path / "x.jsonl")]) == 2
+    assert "no *.jsonl files" in capsys.readouterr().err

@@ -3,14 +3,17 @@
     python -m peerlint.index.ingest.pack_corpus \\
         --paperlists /path/to/paperlists.git --mlanthology /path/to/mlanthology.git \\
         --anthology /path/to/acl-anthology.git \\
+        --previous ../shared/data/proceedings \\
         --out index/data/proceedings.jsonl.xz --provenance index/data/provenance.json
 
 Each source is a git directory (every version in its history is read, and for each venue and year the
 version with the most abstracts is kept) or a plain checkout. Records of one paper from two sources or
 two files become one (`merge`); records left without an abstract of MIN_ABSTRACT_CHARS are dropped.
 The output is compact JSON, one object a line, sorted by venue, year and id; `.xz` outputs are
-compressed with xz preset 9e. The same inputs give the same bytes, and the provenance file names each
-source's repository, licence, HEAD and the commit of every file version used, with counts.
+compressed with xz preset 9e. `--previous` keeps an earlier shipped corpus's records unchanged under
+their ids (a new record that duplicates one is dropped), so what benches, tests and caches know by id
+stays. The same inputs give the same bytes, and the provenance file names each source's repository,
+licence, HEAD and the commit of every file version used, with counts.
 """
 
 from __future__ import annotations
@@ -140,10 +143,6 @@ def build(sources: Sequence[tuple[str, Path]], warn=print, fetched_from: dict[st
     kept.sort(key=lambda r: (r["venue"].lower(), r["year"], r["id"], r["title"]))
     _unique_ids(kept)
     ambiguous = _drop_shared_identifiers(kept)
-    counts: dict[str, dict[str, int]] = {}
-    for r in kept:
-        venue = counts.setdefault(r["venue"], {})
-        venue[str(r["year"])] = venue.get(str(r["year"]), 0) + 1
     provenance = {
         "corpus": "peerlint default corpus: main venues of ML, NLP, CV, IR and AI with abstracts",
         "min_abstract_chars": MIN_ABSTRACT_CHARS,
@@ -155,9 +154,58 @@ def build(sources: Sequence[tuple[str, Path]], warn=print, fetched_from: dict[st
                   "keys": "DOI, arXiv id, OpenReview id, normalised title within one venue-year",
                   "withdrawn": "kept, with the source's status (Withdraw, Desk Reject)"},
         "total": len(kept),
-        "counts": {venue: dict(sorted(years.items())) for venue, years in sorted(counts.items())},
+        "counts": _counts(kept),
     }
     return Built(kept, provenance)
+
+
+def read_previous(path: Path) -> list[dict]:
+    """The records of a previously shipped corpus: a folder of `*.jsonl` files (read in name order), or
+    one `.jsonl` / `.jsonl.xz` file. The constant `source` field of the old folder layout is dropped."""
+    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path] if path.is_file() else []
+    if not files:
+        raise SourceError(f"{path}: no *.jsonl files to keep as the previous corpus")
+    records = []
+    for file in files:
+        opener = lzma.open if file.name.endswith(".xz") else open
+        with opener(file, "rt", encoding="utf-8") as handle:
+            for n, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise SourceError(f"{file}:{n}: not a JSON record ({exc.msg})") from exc
+                record.pop("source", None)
+                records.append(record)
+    return records
+
+
+def keep_previous(built: Built, previous: Sequence[dict], where: str) -> Built:
+    """`built` plus every record of `previous`, unchanged and under its old id, so that what users, benches
+    and caches know by id stays; a new record that is one of them (same id or same normalised title) is
+    dropped in its favour."""
+    ids = {r["id"] for r in previous}
+    titles = {normalise_title(r["title"]) for r in previous}
+    fresh = [r for r in built.records if r["id"] not in ids and normalise_title(r["title"]) not in titles]
+    records = [*previous, *fresh]
+    records.sort(key=lambda r: (r["venue"].lower(), int(r.get("year") or 0), r["id"], r["title"]))
+    provenance = dict(built.provenance)
+    provenance["previous"] = {"path": where, "records": len(previous),
+                              "new_records_dropped_as_duplicates": len(built.records) - len(fresh),
+                              "rule": "previous records kept unchanged; a new record with the same id or "
+                                      "normalised title is dropped"}
+    provenance["total"] = len(records)
+    provenance["counts"] = _counts(records)
+    return Built(records, provenance)
+
+
+def _counts(records: Iterable[dict]) -> dict[str, dict[str, int]]:
+    counts: dict[str, dict[str, int]] = {}
+    for r in records:
+        venue = counts.setdefault(r["venue"], {})
+        venue[str(r["year"])] = venue.get(str(r["year"]), 0) + 1
+    return {venue: dict(sorted(years.items())) for venue, years in sorted(counts.items())}
 
 
 def _drop_shared_identifiers(records: list[dict]) -> dict[str, int]:
@@ -229,6 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fetched-from", action="append", default=[], metavar="SOURCE=WHERE",
                         help="record that a source was read from a fork or mirror, e.g. "
                              "anthology=https://github.com/yhamidullah/acl-anthology (repeatable)")
+    parser.add_argument("--previous", type=Path, metavar="PATH",
+                        help="a previously shipped corpus (a folder of *.jsonl, or one .jsonl/.jsonl.xz) whose records "
+                             "are kept unchanged under their ids; new records that duplicate one are dropped")
     args = parser.parse_args(argv)
     sources = [(name, path) for name, path in (("paperlists", args.paperlists), ("mlanthology", args.mlanthology),
                                                     ("anthology", args.anthology))
@@ -241,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         built = build(sources, warn=lambda message: print(f"peerlint: warning: {message}", file=sys.stderr),
                       fetched_from=fetched_from)
+        if args.previous is not None:
+            built = keep_previous(built, read_previous(args.previous), args.previous.as_posix())
     except SourceError as err:
         print(f"peerlint: error: {err}", file=sys.stderr)
         return 2
