@@ -138,3 +138,40 @@ def test_gpu_chunks_and_int8_pack_seed_what_a_build_would_embed(tmp_path):
     got = cache.get_vectors(model, index["chunk_hashes"])
     cosines = [float(got[h] @ exact[i]) / float(np.linalg.norm(got[h])) for i, h in enumerate(index["chunk_hashes"])]
     assert min(cosines) > 0.999
+
+
+def test_the_cpu_route_embeds_what_an_earlier_shipped_file_lacks_and_resumes(tmp_path):
+    """`gpu_transfer embed` (no GPU): exact ONNX vectors of the torch model, shard by shard; a rerun embeds
+    nothing; `pack` names every row by its chunk; `--reuse` of an earlier file embeds nothing again."""
+    import json
+    import lzma
+
+    from peerlint.index.embedding import gpu_transfer
+    from peerlint.index.embedding.embedder import Embedder
+
+    rows = [{"id": "a", "title": "Short paper", "abstract": "Dual encoders retrieve passages for open-domain QA. " * 3},
+            {"id": "b", "title": "Long paper", "abstract": " ".join(
+                f"Sentence {i} says that retrieval of scientific abstracts needs chunking." for i in range(40))}]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    gpu_transfer.write_chunks([corpus], tmp_path / "chunks", parts=2)
+    index = json.loads((tmp_path / "chunks" / "chunks-index.json").read_text())
+    messages: list[str] = []
+    assert gpu_transfer.embed(tmp_path / "chunks", tmp_path / "cpu", progress=messages.append) == len(index["chunk_hashes"])
+    assert messages and "shard-000.npz" in messages[0]
+    assert gpu_transfer.embed(tmp_path / "chunks", tmp_path / "cpu", progress=messages.append) == 0  # resumed: done
+    shards = sorted((tmp_path / "cpu").glob("shard-*.npz"))
+    first = tmp_path / "first.npz"
+    assert gpu_transfer.pack(tmp_path / "chunks", shards, first) == len(index["chunk_hashes"])
+    shipped = ShippedVectors.load(first)
+    texts = [json.loads(line)["text"] for i in range(2)
+             for line in lzma.open(tmp_path / "chunks" / f"chunks-{i}.jsonl.xz", "rt")]
+    exact = Embedder("torch").encode(texts)
+    assert shipped.model == Embedder().model_id
+    assert min(float(shipped.row(i) @ exact[i]) for i in range(len(texts))) > 0.999
+    assert gpu_transfer.embed(tmp_path / "chunks", tmp_path / "again", reuse=first) == 0
+    second = tmp_path / "second.npz"
+    assert gpu_transfer.pack(tmp_path / "chunks", [], second, reuse=first) == len(texts)
+    assert np.array_equal(np.load(second)["vectors"], np.load(first)["vectors"])
+    with pytest.raises(ValueError, match="have no vector"):
+        gpu_transfer.pack(tmp_path / "chunks", shards[:0], tmp_path / "none.npz")

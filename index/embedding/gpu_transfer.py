@@ -5,11 +5,15 @@ not peerlint (`gpu_embed.py`); what travels there is small: float16 weights, and
 
     python -m peerlint.index.embedding.gpu_transfer weights --model citation-minilm --out DIR
     python -m peerlint.index.embedding.gpu_transfer chunks --corpus FILE --out DIR [--parts N]
-    python -m peerlint.index.embedding.gpu_transfer pack --chunks DIR --vectors V1.npz V2.npz … [--out FILE]
+    python -m peerlint.index.embedding.gpu_transfer embed --chunks DIR --out DIR [--reuse OLD.npz]
+    python -m peerlint.index.embedding.gpu_transfer pack --chunks DIR --vectors V1.npz V2.npz … [--reuse OLD.npz] [--out FILE]
 
 `chunks` splits every paper's text exactly as `index build` does (the model's word pieces, <= 200 a
 chunk, at sentence ends where possible) and writes each distinct chunk once; `pack` joins the int8
 vectors the GPU returned, in that order, into the shipped file (format 2: int8 and one scale a vector).
+`embed` is the same job without a GPU: the exact ONNX route on this machine's cores (the same numbers as
+torch), resumable, one shard of BLOCK chunks at a time, each shard naming its chunks; with `--reuse`, the
+chunks an earlier shipped file holds are not embedded again, and `pack --reuse` takes them from it.
 """
 
 from __future__ import annotations
@@ -24,9 +28,11 @@ from typing import Sequence
 import numpy as np
 
 from ..hashing import text_hash
-from .embedder import DEFAULT_MODEL, Embedder, model_dir
+from .embedder import DEFAULT_MODEL, Embedder, model_dir, model_key
+from .gpu_embed import quantise  # the GPU script's own (it imports torch only when it runs)
 
 MAX_TOKENS = 200
+BLOCK = 8192  # chunks an `embed` shard holds
 
 
 def write_weights(model: str, out: Path) -> Path:
@@ -72,14 +78,80 @@ def write_chunks(corpus: Sequence[Path], out: Path, parts: int, model: str = DEF
     return {"papers": len(papers), "texts": len(content), "chunks": len(hashes), "parts": parts}
 
 
-def pack(chunks: Path, vectors: Sequence[Path], out: Path) -> int:
+def _reused(path: Path | None, model: str) -> dict[str, np.ndarray]:
+    """chunk hash -> float32 vector of an earlier shipped file made with the same model (empty without one)."""
+    from .prebuilt import ShippedVectors
+
+    old = ShippedVectors.load(path) if path is not None else None
+    if old is None:
+        if path is not None:
+            raise ValueError(f"{path}: not a shipped vectors file")
+        return {}
+    if old.model != model:
+        raise ValueError(f"{path} holds {old.model} vectors, the chunks are for {model}")
+    return {h: old.row(i) for i, h in enumerate(old.chunk_hashes)}
+
+
+def _parts(chunks: Path, index: dict) -> list[str]:
+    texts = [json.loads(line)["text"] for i in range(index["parts"])
+             for line in lzma.open(chunks / f"chunks-{i}.jsonl.xz", "rt", encoding="utf-8")]
+    if len(texts) != len(index["chunk_hashes"]):
+        raise ValueError(f"{chunks}: {len(texts)} chunk texts for {len(index['chunk_hashes'])} hashes")
+    return texts
+
+
+def embed(chunks: Path, out: Path, reuse: Path | None = None, threads: int | None = None,
+          progress=lambda message: print(message, file=sys.stderr, flush=True)) -> int:
+    """Embed on this machine's CPU every chunk `reuse` lacks, into `out/shard-KKK.npz`; shards already
+    written are kept (so a stopped run resumes). Returns the number of chunks embedded now."""
+    import os
+    import time
+
+    index = json.loads((chunks / "chunks-index.json").read_text())
+    known = _reused(reuse, index["model"]).keys()
+    todo = [(h, t) for h, t in zip(index["chunk_hashes"], _parts(chunks, index)) if h not in known]
+    embedder = Embedder("onnx", model=model_key(index["model"]), batch_size=64, threads=threads)
+    if embedder.model_id != index["model"]:
+        raise ValueError(f"the onnx route computes {embedder.model_id}, the chunks are for {index['model']}")
+    out.mkdir(parents=True, exist_ok=True)
+    start, done = time.monotonic(), 0
+    for k, lo in enumerate(range(0, len(todo), BLOCK)):
+        shard = out / f"shard-{k:03d}.npz"
+        if shard.exists():
+            continue
+        block = todo[lo:lo + BLOCK]
+        q, scales = quantise(embedder.encode([t for _, t in block]))
+        tmp = shard.with_suffix(".tmp.npz")
+        np.savez(tmp, vectors=q, scales=scales, hashes=np.array([h for h, _ in block]))
+        os.replace(tmp, shard)
+        done += len(block)
+        rate = done / max(time.monotonic() - start, 1e-9)
+        progress(f"{shard.name}: {lo + len(block):,} of {len(todo):,} chunks ({rate:.0f}/s, "
+                 f"~{(len(todo) - lo - len(block)) / rate / 60:.0f} min left)")
+    return done
+
+
+def pack(chunks: Path, vectors: Sequence[Path], out: Path, reuse: Path | None = None) -> int:
+    """The shipped file (format 2) from vector files: GPU parts (rows in chunk order, no names) joined in
+    the order given, or `embed` shards (rows named by `hashes`), plus the rows of `reuse` by hash."""
     from .prebuilt import FORMAT_INT8, _raw
 
     index = json.loads((chunks / "chunks-index.json").read_text())
-    q = np.concatenate([np.load(v)["vectors"] for v in vectors])
-    scales = np.concatenate([np.load(v)["scales"] for v in vectors])
-    if len(q) != len(index["chunk_hashes"]):
-        raise ValueError(f"{len(q)} vectors for {len(index['chunk_hashes'])} chunks: a part is missing")
+    hashes = index["chunk_hashes"]
+    loaded = [np.load(v) for v in vectors]
+    if all("hashes" in z for z in loaded):
+        by_hash = {h: (q, s) for z in loaded for h, q, s in zip(z["hashes"].tolist(), z["vectors"], z["scales"])}
+        for h, v in _reused(reuse, index["model"]).items():
+            by_hash.setdefault(h, tuple(a[0] for a in quantise(v[None, :])))
+        if missing := [h for h in hashes if h not in by_hash]:
+            raise ValueError(f"{len(missing)} of {len(hashes)} chunks have no vector: a shard is missing")
+        q = np.stack([by_hash[h][0] for h in hashes])
+        scales = np.asarray([by_hash[h][1] for h in hashes], dtype=np.float32)
+    else:
+        q = np.concatenate([z["vectors"] for z in loaded])
+        scales = np.concatenate([z["scales"] for z in loaded])
+    if len(q) != len(hashes):
+        raise ValueError(f"{len(q)} vectors for {len(hashes)} chunks: a part is missing")
     bounds = np.cumsum([0] + [len(s) for s in index["spans"]])
     flat = np.asarray([s for sp in index["spans"] for s in sp], dtype=np.int32).reshape(-1, 2)
     tmp = out.with_suffix(".tmp.npz")
@@ -109,13 +181,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--chunks", type=Path, required=True)
     p.add_argument("--vectors", type=Path, nargs="+", required=True)
     p.add_argument("--out", type=Path, default=SHIPPED)
+    p.add_argument("--reuse", type=Path, help="an earlier shipped file whose rows fill the chunks the shards lack")
+    e = sub.add_parser("embed", help="embed the chunks on this machine's CPU (resumable shards)")
+    e.add_argument("--chunks", type=Path, required=True)
+    e.add_argument("--out", type=Path, required=True)
+    e.add_argument("--reuse", type=Path, help="an earlier shipped file: its chunks are not embedded again")
+    e.add_argument("--threads", type=int)
     args = parser.parse_args(argv)
     if args.cmd == "weights":
         print(write_weights(args.model, args.out))
     elif args.cmd == "chunks":
         print(write_chunks(args.corpus, args.out, args.parts, args.model))
+    elif args.cmd == "embed":
+        print(f"{embed(args.chunks, args.out, args.reuse, args.threads)} chunks embedded into {args.out}")
     else:
-        print(f"{pack(args.chunks, args.vectors, args.out)} chunk vectors written to {args.out}")
+        print(f"{pack(args.chunks, args.vectors, args.out, args.reuse)} chunk vectors written to {args.out}")
     return 0
 
 
