@@ -53,3 +53,29 @@ def test_bench_index_tiny(tmp_path, monkeypatch, capsys):
 
     table = capsys.readouterr().out
     assert "build_index torch" in table and "unavailable" in table and "recall@10" in table and str(path) in table
+
+
+def test_the_acm_check_scores_int8_stored_documents_beside_float_on_all_and_dev_queries():
+    """The recall the shipped int8 vectors cost: documents quantised as the shipped file stores them,
+    scored on the same queries; near-identical vectors keep their ranks, and dev counts only dev queries."""
+    import numpy as np
+
+    from peerlint.benchmarks.index.acm_recall import AcmQueries, recall_at_50, stored_as_int8
+    from peerlint.benchmarks.related.truth import split_of
+
+    rng = np.random.default_rng(7)
+    docs = rng.standard_normal((400, 384)).astype(np.float32)
+    docs /= np.linalg.norm(docs, axis=1, keepdims=True)
+    stored = stored_as_int8(docs)
+    assert stored.dtype == np.float32 and float(np.min((stored * docs).sum(1))) > 0.998
+    citing = [f"paper-{i}" for i in range(40)]
+    wanted = [{f"d{i}", f"d{i + 1}"} for i in range(40)]
+    vectors = {f"doc {i}": docs[i] for i in range(400)}
+    vectors |= {f"query {i}": docs[i] + docs[i + 1] for i in range(40)}  # close to the two papers it cites
+    data = AcmQueries([f"d{i}" for i in range(400)], [f"doc {i}" for i in range(400)],
+                      [f"query {i}" for i in range(40)], ["paper"] * 20 + ["context"] * 20, wanted, citing)
+    result = recall_at_50(lambda texts: np.stack([vectors[t] / np.linalg.norm(vectors[t]) for t in texts]), data)
+    storage = result["int8_storage"]
+    assert result["paper"]["recall_at_50"] == storage["all"]["paper"]["recall_at_50"] == 1.0
+    assert storage["dev"]["paper"]["queries"] + storage["dev"]["context"]["queries"] == sum(
+        split_of(p) == "dev" for p in citing) < 40

@@ -55,11 +55,28 @@ def load_acm(acm_dir: Path, size: int) -> AcmQueries | None:
 
 
 def recall_at_50(embed, data: AcmQueries) -> dict[str, Any]:
-    """Mean R@50 and MRR per level for one route's `embed(texts) -> unit vectors`, and its seconds."""
+    """Mean R@50 and MRR per level for one route's `embed(texts) -> unit vectors`, and its seconds; under
+    `int8_storage`, the same with the documents stored as the shipped vectors are (int8, a scale each),
+    over all queries and over the dev split's (`truth.split_of`)."""
+    from ..related.truth import split_of
+
     t0 = time.perf_counter()
     docs = embed(data.texts)
     queries = embed(data.query_texts)
-    return {**score(docs, queries, data), "embed_seconds": round(time.perf_counter() - t0, 2)}
+    seconds = round(time.perf_counter() - t0, 2)
+    stored = stored_as_int8(docs)
+    dev = [split_of(pid) == "dev" for pid in data.exclude]
+    return {**score(docs, queries, data), "embed_seconds": seconds,
+            "int8_storage": {"all": score(stored, queries, data),
+                             "dev_float": score(docs, queries, data, dev), "dev": score(stored, queries, data, dev)}}
+
+
+def stored_as_int8(vectors: np.ndarray) -> np.ndarray:
+    """Vectors as the shipped file keeps them and a build reads them back (`gpu_embed.quantise`, `prebuilt.row`)."""
+    from ...index.embedding.gpu_embed import quantise
+
+    q, scales = quantise(np.asarray(vectors, dtype=np.float32))
+    return q.astype(np.float32) * scales[:, None]
 
 
 def score(docs: np.ndarray, queries: np.ndarray, data: AcmQueries, keep: Sequence[bool] | None = None) -> dict[str, Any]:

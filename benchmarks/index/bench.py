@@ -317,6 +317,19 @@ def _route_rows(routes: list[dict[str, Any]], baselines: dict) -> list[list[Any]
     return rows
 
 
+def _storage_rows(routes: list[dict[str, Any]]) -> list[list[Any]]:
+    rows = []
+    for r in routes:
+        stored = (r.get("acm") or {}).get("int8_storage")
+        if not stored:
+            continue
+        for label, split, result in ((f"{r['route']}, float", "all", r["acm"]), (f"{r['route']}, int8", "all", stored["all"]),
+                                     (f"{r['route']}, float", "dev", stored["dev_float"]),
+                                     (f"{r['route']}, int8", "dev", stored["dev"])):
+            rows.append([label, split] + [result[lv][m] for lv in ("paper", "context") for m in ("recall_at_50", "mrr")])
+    return rows
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of this benchmark (called while the CLI parser is built: keep imports light)."""
     parser.add_argument("--corpus", nargs="+", type=Path, default=None, help="corpus (default: the shipped proceedings)")
@@ -440,6 +453,9 @@ def _print_report(payload: dict[str, Any], path: Path, threads: int) -> None:
                 ["embedding (same documents)", "docs/s", "x loop", "x batch32", "x loop CPU-s", "title hit@10",
                  "title MRR", "overlap@10 vs torch", "ACM R@50 paper", "ACM R@50 ctx", "cold query s",
                  "default rule"], title="Build speed and retrieval quality")
+    if storage := _storage_rows(route_results):
+        print_table(storage, ["route, documents stored as", "split", "R@50 paper", "MRR paper", "R@50 ctx", "MRR ctx"],
+                    title="What storing the vectors as int8 (the shipped file's format) costs on ACM-CR")
     search_rows = [[f"corpus ({corpus['vectors']:,} chunks of {corpus['papers']:,} papers)", corpus["vectors"],
                     corpus["search"]["p50_ms"], corpus["search"]["p99_ms"], corpus["exact"]["p50_ms"],
                     corpus["recall_at_10"], round(corpus["hnsw_bytes"] / 1e6, 1), None]]
