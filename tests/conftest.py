@@ -7,6 +7,7 @@ reuse its embedding cache: a rebuild then only re-packs vectors (seconds, not mi
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -23,11 +24,17 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-def sample_papers():
+@functools.lru_cache(maxsize=1)
+def shipped_papers() -> tuple:
+    """Every paper of the shipped default corpus, read once per test session (~158k papers: reading them
+    costs half a minute, which a dozen test modules would otherwise pay each)."""
     from peerlint.index.ingest.load import default_corpus_path, load_papers
 
-    return [p for p in load_papers([default_corpus_path()], warn=lambda m: None)
-            if (p.venue, p.year) in TEST_VENUES or p.title.lower() in EXTRA_TITLES]
+    return tuple(load_papers([default_corpus_path()], warn=lambda m: None))
+
+
+def sample_papers():
+    return [p for p in shipped_papers() if (p.venue, p.year) in TEST_VENUES or p.title.lower() in EXTRA_TITLES]
 
 
 @pytest.fixture(scope="session")

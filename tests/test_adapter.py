@@ -70,9 +70,9 @@ def test_training_rejects_mismatched_pairs():
 
 def test_training_on_real_titles_brings_them_closer_to_their_abstracts():
     from peerlint.index.embedding.embedder import Embedder, query_route
-    from peerlint.index.ingest.load import default_corpus_path, load_papers
+    from conftest import shipped_papers
 
-    papers = [p for p in load_papers([default_corpus_path()], warn=lambda m: None)
+    papers = [p for p in shipped_papers()
               if p.venue == "COLT" and len(p.abstract) > 200]
     chosen = random.Random(0).sample(papers, 64)
     embedder = Embedder(query_route(MODEL))

@@ -12,7 +12,7 @@ from peerlint.benchmarks.embedders.pairs import HELD_APART
 from peerlint.benchmarks.related.bench import ADAPTED, FIRST, _rows, evaluate
 from peerlint.benchmarks.related.truth import Query, Truth
 from peerlint.index.embedding.adapter import QueryAdapter
-from peerlint.index.ingest.load import default_corpus_path, load_papers
+from conftest import shipped_papers
 
 
 def test_train_adapter_run_writes_a_small_keyed_file_and_both_rows(tmp_path, capsys):
@@ -27,7 +27,7 @@ def test_train_adapter_run_writes_a_small_keyed_file_and_both_rows(tmp_path, cap
     assert result["model"] == "all-MiniLM-L6-v2@torch" and result["bytes"] < 5_000_000
     assert QueryAdapter.load(result["model"], out) is not None
     assert set(result["title_to_abstract_held_apart"]) == {"minilm", "minilm+adapter"}
-    pairs = len(proceedings_pairs(load_papers([default_corpus_path()], warn=lambda m: None), HELD_APART, 60)[0])
+    pairs = len(proceedings_pairs(shipped_papers(), HELD_APART, 60)[0])
     assert pairs >= 60 and result["held_in_validation"]["pairs"] == pairs // 10  # titles, and keywords of ICLR
     assert result["trained_on"] == {"proceedings title/keywords -> abstract": pairs - pairs // 10}
     assert "title->abstract held apart" in capsys.readouterr().out

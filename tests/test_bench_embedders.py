@@ -9,7 +9,7 @@ import pytest
 
 from peerlint.benchmarks.embedders.bench import run, score_pairs, title_to_abstract
 from peerlint.benchmarks.embedders.candidates import Unavailable, load
-from peerlint.index.ingest.load import default_corpus_path, load_papers
+from conftest import shipped_papers
 from peerlint.server.cli import build_parser
 
 
@@ -21,7 +21,7 @@ def test_score_pairs_ranks_each_query_against_its_own_document():
 
 
 def test_pool_holds_only_the_held_apart_venues():
-    papers = load_papers([default_corpus_path()], warn=lambda m: None)
+    papers = shipped_papers()
     titles, abstracts = title_to_abstract(papers, ["ACL", "UAI"], 50)
     by_title = {p.title: p for p in papers}
     assert len(titles) == 50 and {by_title[t].venue for t in titles} <= {"ACL", "UAI"}

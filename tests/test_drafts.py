@@ -288,10 +288,10 @@ def test_analyzers_flag_off_venue_chunks_with_evidence(index_path, tmp_path, mon
 
 def test_bench_drafts_consistency_cli_writes_json(tmp_path, monkeypatch):
     from peerlint.analyzers.llm import select
-    from peerlint.index.ingest.load import default_corpus_path, load_papers
+    from conftest import shipped_papers
     from peerlint.server.cli import main
 
-    papers = [p for p in load_papers([default_corpus_path()], warn=lambda m: None) if p.venue == "NeurIPS"][:40]
+    papers = [p for p in shipped_papers() if p.venue == "NeurIPS"][:40]
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("\n".join(json.dumps({"id": p.id, "title": p.title, "abstract": p.abstract, "venue": p.venue,
                                             "year": p.year}) for p in papers) + "\n")
@@ -351,10 +351,10 @@ def test_the_venue_suite_trains_on_the_shipped_corpus_and_tests_a_given_one():
     tested on F's venues and years; a paper of F that the shipped corpus also holds never trains."""
     from peerlint.benchmarks.drafts.context import BenchError
     from peerlint.benchmarks.drafts.suites import given_venue_split, shipped_venue_split
-    from peerlint.index.ingest.load import default_corpus_path, load_papers
+    from conftest import shipped_papers
     from peerlint.index.papers import Paper
 
-    shipped = load_papers([default_corpus_path()], warn=lambda m: None)
+    shipped = shipped_papers()
     own = shipped_venue_split(shipped)
     assert own.dataset["year"] == 2017 and len(own.venues) == 6 and len(own.test) == 575
     assert not {p.id for p in own.test} & {p.id for p in own.train}

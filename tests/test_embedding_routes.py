@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from peerlint.index.embedding.embedder import ROUTES, Embedder, EmbeddingError, query_route
-from peerlint.index.ingest.load import default_corpus_path, load_papers
+from conftest import shipped_papers
 
 ONNX = importlib.util.find_spec("onnxruntime") is not None and importlib.util.find_spec("onnx") is not None
 
@@ -16,7 +16,7 @@ ONNX = importlib.util.find_spec("onnxruntime") is not None and importlib.util.fi
 @pytest.fixture(scope="module")
 def texts() -> list[str]:
     """20 real abstracts of the shipped corpus, of mixed lengths (some past the model's 256 tokens)."""
-    papers = load_papers([default_corpus_path()], warn=lambda m: None)
+    papers = shipped_papers()
     return [p.text for p in papers[::800][:20]]
 
 

@@ -482,7 +482,7 @@ def test_bench_tournament_rows_json_and_missing_reference(tmp_path, monkeypatch,
     """A small real corpus: 16 + 16 ICLR 2017 decisions and 40 NeurIPS 2016 abstracts as the reference."""
     from peerlint.analyzers.llm import select
     from peerlint.analyzers.llm.base import LogLik
-    from peerlint.index.ingest.load import default_corpus_path, load_papers
+    from conftest import shipped_papers
     from peerlint.server.cli import main
 
     class Fluent:
@@ -491,7 +491,7 @@ def test_bench_tournament_rows_json_and_missing_reference(tmp_path, monkeypatch,
         def loglik(self, prompt: str, text: str) -> LogLik:
             return LogLik(-float(len(set(text.split()))), len(text.split()))
 
-    papers = load_papers([default_corpus_path()], warn=lambda m: None)
+    papers = shipped_papers()
     iclr = [p for p in papers if p.venue == "ICLR" and p.year == 2017]
     chosen = ([p for p in iclr if p.status in ("Poster", "Oral")][:16] + [p for p in iclr if p.status == "Reject"][:16]
               + [p for p in iclr if p.status == "Workshop"][:2]

@@ -21,7 +21,7 @@ import pytest
 import peerlint.index.store as store_module
 from peerlint.index.build import build_index
 from peerlint.index.embedding.embedder import Embedder
-from peerlint.index.ingest.load import default_corpus_path, load_papers
+from conftest import shipped_papers
 from peerlint.index.papers import Paper, SearchFilter
 from peerlint.index.store import EXACT_FRACTION, IndexCorrupt, IndexMissing, open_index
 
@@ -44,7 +44,7 @@ def embed_for_real():
 @pytest.fixture(scope="module")
 def corpus() -> dict[tuple[str, int], list[Paper]]:
     by_group: dict[tuple[str, int], list[Paper]] = {}
-    for paper in load_papers([default_corpus_path()], warn=lambda m: None):
+    for paper in shipped_papers():
         by_group.setdefault((paper.venue, paper.year), []).append(paper)
     return by_group
 

@@ -21,7 +21,7 @@ from peerlint.index.distributed.shards import (ShardChunks, finished, plan_shard
                                                work_dir, write_shard)
 from peerlint.index.embedding.embedder import Embedder
 from peerlint.index.hashing import text_hash
-from peerlint.index.ingest.load import default_corpus_path, load_papers
+from conftest import shipped_papers
 from peerlint.index.store import open_index
 
 PAPERS = 2000
@@ -29,7 +29,7 @@ PAPERS = 2000
 
 @pytest.fixture(scope="module")
 def shipped():
-    return load_papers([default_corpus_path()], warn=lambda m: None)
+    return shipped_papers()
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ import peerlint.index.store as store_module
 from peerlint.index.build import build_index
 from peerlint.index.embedding.embedder import DIM, Span
 from peerlint.index.entities import read_entities
-from peerlint.index.ingest.load import default_corpus_path, load_papers
+from conftest import shipped_papers
 from peerlint.index.store import open_index
 
 
@@ -58,7 +58,7 @@ def _direction(word: str) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def shipped():
-    return load_papers([default_corpus_path()], warn=lambda m: None)[:460]
+    return shipped_papers()[:460]
 
 
 def _build(papers, root):

@@ -106,8 +106,11 @@ def test_shipped_corpus_matches_its_provenance(shipped):
     assert len(shipped) == provenance["total"] >= 150_000
     assert len({p.id for p in shipped}) == len(shipped)
     counts: dict[str, dict[str, int]] = {}
+    early: dict[str, int] = {}  # before 2013: only the previous corpus's records, kept under their ids
     for paper in shipped:
-        assert paper.title and len(paper.abstract) >= 200 and paper.year and 2013 <= paper.year
+        assert paper.title and len(paper.abstract) >= 200 and paper.year
+        if paper.year < 2013:
+            early[paper.venue] = early.get(paper.venue, 0) + 1
         per_venue = counts.setdefault(paper.venue, {})
         per_venue[str(paper.year)] = per_venue.get(str(paper.year), 0) + 1
     assert counts == provenance["counts"]
@@ -116,6 +119,25 @@ def test_shipped_corpus_matches_its_provenance(shipped):
         assert max(int(y) for y in counts[venue]) >= 2023, venue
     assert {s["name"] for s in provenance["sources"]} == {"papercopilot/paperlists", "rbnyng/mlanthology",
                                                            "acl-org/acl-anthology"}
+    assert set(early) <= {"NeurIPS", "AISTATS", "COLT"} and min(p.year for p in shipped) == 1987
+    assert provenance["previous"]["records"] == 17_630
+
+
+@needs_new_corpus
+def test_the_shipped_vectors_cover_every_shipped_paper_within_budget(shipped):
+    """`index build` of the default corpus embeds nothing: every paper's text has its spans and chunk vectors
+    in the shipped file (int8), and corpus and vectors together stay within issue 35's 150 MB."""
+    import numpy as np
+
+    from peerlint.index.embedding.embedder import Embedder
+    from peerlint.index.embedding.prebuilt import SHIPPED, ShippedVectors
+    from peerlint.index.hashing import text_hash
+
+    vectors = ShippedVectors.load()
+    assert vectors is not None and vectors.model == Embedder().model_id and vectors.max_tokens == 200
+    assert vectors.vectors.dtype == np.int8 and len(vectors.vectors) == len(vectors.chunk_hashes)
+    assert {text_hash(p.text) for p in shipped} <= set(vectors.content_hashes)
+    assert SHIPPED.stat().st_size + default_corpus_path().stat().st_size <= 150_000_000
 
 
 @needs_new_corpus

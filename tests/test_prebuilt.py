@@ -62,7 +62,7 @@ def test_missing_or_damaged_file_means_embedding_as_before(tmp_path):
 def test_building_shipped_papers_embeds_nothing(tmp_path):
     from peerlint.index.build import build_index
     from peerlint.index.embedding.embedder import Embedder
-    from peerlint.index.ingest.load import default_corpus_path, load_papers
+    from conftest import shipped_papers
     from peerlint.index.store import open_index
 
     class NoEncoding(Embedder):
@@ -72,7 +72,7 @@ def test_building_shipped_papers_embeds_nothing(tmp_path):
         def split_many(self, texts, max_tokens=200):
             raise AssertionError("tokenized papers whose spans are shipped")
 
-    papers = load_papers([default_corpus_path()], warn=lambda m: None)[:300]
+    papers = shipped_papers()[:300]
     report = build_index(papers, tmp_path / "index", NoEncoding(), show_progress=False)
     assert (report.embedded, report.notice) == (0, "")
     assert report.cached == report.chunks > 300

@@ -182,10 +182,10 @@ def test_stage_names_are_checked():
 
 def test_clustering_steps_back_a_duplicate(tmp_path):
     from peerlint.index.build import build_index
-    from peerlint.index.ingest.load import default_corpus_path, load_papers
+    from conftest import shipped_papers
     from peerlint.index.store import open_index
 
-    real = [p for p in load_papers([default_corpus_path()], warn=lambda m: None) if (p.venue, p.year) == ("ICLR", 2017)][:5]
+    real = [p for p in shipped_papers() if (p.venue, p.year) == ("ICLR", 2017)][:5]
     copy = Paper("copy-of-0", real[0].title, real[0].abstract, venue="arXiv", year=2017)
     build_index(real + [copy], tmp_path / "idx", sources=["test"], show_progress=False)
     index = open_index(tmp_path / "idx")

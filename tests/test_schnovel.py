@@ -25,9 +25,9 @@ TEST_FIELD = [Field("all", ("ICLR", "ACL", "NAACL", "COLING", "NeurIPS"))]  # th
 
 @pytest.fixture(scope="module")
 def corpus() -> list[Paper]:
-    from peerlint.index.ingest.load import default_corpus_path, load_papers
+    from conftest import shipped_papers
 
-    return load_papers([default_corpus_path()], warn=lambda m: None)
+    return shipped_papers()
 
 
 # -- sampler ---------------------------------------------------------------------------------------
