@@ -50,6 +50,10 @@ def section_scores(scale: QualityScale, register, embed, paragraphs: list[str], 
 
 def measure(scale: QualityScale, register, embed, sections: list[Section]) -> list[dict]:
     """One record per held-out section: its scores as published and per degradation."""
+    texts = [p for s in sections for p in s.paragraphs[:EVAL_PARAGRAPHS]]
+    embed(texts)  # in batches, cached: the loop below reads them back
+    for k in ALL_KINDS:
+        embed([degrade(p, k, "test") for p in texts])
     out = []
     for n, s in enumerate(sections, 1):
         paras = s.paragraphs[:EVAL_PARAGRAPHS]
@@ -110,6 +114,30 @@ def abstract_rows(records: list[dict]) -> tuple[list[list], dict]:
     return rows, detail
 
 
+def llm_rows(bench: Bench, records: list[dict], sections: list[Section]) -> tuple[list[list], dict]:
+    """Between the Drafts' A.1 rating (RAG) on the first `--limit` held-out abstracts of tests/data/real
+    and their combined degradation, beside the scale on the same items; only with `--limit` (the LLM
+    rates about one paragraph in 5-25 s on two cores)."""
+    k = bench.args.limit or 0
+    picked = [(r, s) for r, s in zip(records, sections) if r["split"] == "real" and r["kind"] == "abstract"][:k]
+    if not picked:
+        return [], {}
+    pub, bad = [], []
+    for _, s in picked:
+        text = s.paragraphs[0]
+        pub.append(bench.rate(text).score)
+        bad.append(bench.rate(degrade(text, "combined", "test")).score)
+    ok = [i for i in range(len(picked)) if pub[i] is not None and bad[i] is not None]
+    rows = []
+    for name, p, d in (("llm (A.1, RAG)", [pub[i] for i in ok], [bad[i] for i in ok]),
+                       ("scale (same items)", [picked[i][0]["published"]["scale"] for i in ok],
+                        [picked[i][0]["combined"]["scale"] for i in ok])):
+        rows.append([name, bench.model_name() if name.startswith("llm") else "MiniLM head", len(ok),
+                     _r(np.median(p)) if p else None, _r(min(p)) if p else None,
+                     f"{sum(x < y for x, y in zip(d, p))} of {len(ok)}"])
+    return rows, {"published": pub, "degraded": bad, "seconds": round(bench.llm_seconds, 1)}
+
+
 def run(bench: Bench) -> None:
     if not SECTIONS_FILE.exists():
         raise BenchError(f"no {SECTIONS_FILE}: run `python -m peerlint.benchmarks.drafts.scale_data` "
@@ -129,6 +157,7 @@ def run(bench: Bench) -> None:
     landing = landing_rows(records)
     lowered = degraded_rows(records)
     abstracts, abstract_detail = abstract_rows(records)
+    llm, llm_detail = llm_rows(bench, records, held_out)
     bench.report("scale", {"held_out": f"{sum(r['split'] == 'test' for r in records)} sections of ACLSum's test split "
                                        f"(up to 30 a kind) and {sum(r['split'] == 'real' for r in records)} of tests/data/real; "
                                        f"each its first {EVAL_PARAGRAPHS} paragraph(s) of 20+ words",
@@ -141,6 +170,9 @@ def run(bench: Bench) -> None:
                   ("scale: degraded version scores lower than its original (target >= 0.85)",
                    ["held out", "degradation", "pairs"] + list(SCORERS), lowered),
                   ("scale: issue 34's abstract check (combined degradation)",
-                   ["abstracts", "scorer", "n", "median", "min", "degraded lower"], abstracts)],
+                   ["abstracts", "scorer", "n", "median", "min", "degraded lower"], abstracts)]
+                 + ([("scale: the LLM's A.1 rating on the first --limit real abstracts (combined degradation)",
+                      ["scorer", "model", "n", "median", "min", "degraded lower"], llm)] if llm else []),
                  {"landing": landing, "degraded": lowered, "abstracts": abstracts, "abstract_detail": abstract_detail,
+                  "llm_rows": llm, "llm": llm_detail,
                   "records": records})
