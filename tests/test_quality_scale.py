@@ -108,3 +108,16 @@ def test_the_rating_says_what_it_was_compared_with(scale, vector_index):
     assert 4.0 < lo < 7.0 < hi < 10.0  # the middle half of published introductions straddles the median's 7
     unknown = scale.rate_section(vector_index.embed([abstract]), [abstract], "Appendix-like heading")
     assert unknown.kind == ANY_KIND and "published sections score" in unknown.phrase()
+
+
+def test_the_bench_scores_only_papers_the_scale_never_saw(sections):
+    from peerlint.benchmarks.drafts.scale_bench import degraded_rows
+    from peerlint.benchmarks.drafts.scale_data import eval_sections
+
+    held_out = eval_sections(sections)
+    learned = {s.paper for s in sections if s.split in ("train", "val")}
+    assert held_out and all(s.split == "test" and s.paper not in learned for s in held_out)
+    # a tie is not "lower": a scorer blind to a degradation gets 0, not 0.5
+    same = {"scale": 5.0, "today": 5.0, "length": 5.0, "typo count": 5.0}
+    records = [{"split": "test", "published": same, **{k: same for k in ALL_KINDS}}]
+    assert all(row[3:] == [0.0] * 4 for row in degraded_rows(records) if row[0] == "ACLSum test")

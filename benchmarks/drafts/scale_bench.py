@@ -90,6 +90,8 @@ def degraded_rows(records: list[dict]) -> list[list]:
     rows = []
     for source, label in (("test", "ACLSum test"), ("real", "tests/data/real"), (None, "all")):
         recs = [r for r in records if source is None or r["split"] == source]
+        if not recs:
+            continue
         for k in ALL_KINDS + ("any",):
             kinds = ALL_KINDS if k == "any" else (k,)
             shares = [np.mean([lower_share(recs, d, s) for d in kinds]) for s in SCORERS]
