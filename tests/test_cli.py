@@ -27,7 +27,9 @@ def test_check_prints_file_line_col_severity_code_message(index_path, tmp_path):
     for line in lines:
         assert pattern.match(line), line
     summaries = [l for l in result.stdout.strip().splitlines() if " summary " in l]
-    assert re.match(r"^examples/draft\.tex:\d+: summary Abstract: quality \d+\.\d/10 ", summaries[0]), summaries
+    assert re.match(r"^examples/draft\.tex:\d+: summary Abstract: quality \d+\.\d/10 \(published abstracts score "
+                    r"\d+\.\d–\d+\.\d, median 7; clearer than \d+% of the \d+ compared\)", summaries[0]), summaries
+    assert any(" summary Introduction: quality " in s and "published introductions score" in s for s in summaries)
     draft = (EXAMPLES / "draft.tex").read_text().splitlines()
     close = [l for l in lines if " close-prior-work: " in l]
     assert close and draft[int(close[0].split(":")[1]) - 1].startswith("Predicting the rating of a textual review")
@@ -43,6 +45,8 @@ def test_check_json_matches_text_output(index_path, tmp_path):
     assert [f"{r['file']}:{r['line']}: summary {r['section']}:" for r in summaries] \
         == [":".join(line.split(":", 3)[:3]) + ":" for line in text if " summary " in line]
     assert {"section", "quality", "venue_style", "reads_like"} <= set(summaries[0])
+    compared = summaries[0]["quality_compared_with"]  # the summary says what its quality was compared with
+    assert compared["kind"] == "abstract" and compared["sections"] >= 100 and 0.0 <= compared["percentile"] <= 1.0
     # the example draft is an `article`: no target venue, so no venue-style percentile; an ACL target gives one
     assert summaries[0]["venue"] == "" and summaries[0]["venue_style"] is None and summaries[0]["reads_like"]
     settings = tmp_path / "settings.json"

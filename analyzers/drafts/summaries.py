@@ -3,8 +3,9 @@ paragraph (issue 17: "summaries rather than noise").
 
 Both come from the embedding heads the `quality` and `venue-style` analyzers use with the `auto`
 scorer, so a summary costs no LLM call and is ready with the fast tier:
-- quality: the register head's 1–10 rating (the percentile among published paragraphs, rescaled),
-  averaged over the section's paragraphs;
+- quality: the section on the quality scale (`scale.py`): its paragraphs scored by a head trained on
+  published vs degraded paragraphs, compared with published sections of its kind (introductions
+  with introductions), 1–10 with the kind's median published section at 7;
 - venue style: where the section's mean vector falls among the target venue's own indexed papers by
   P(venue | text) of the venue head (Between the Drafts' style aspect, peerlint's own scorer);
 - reads like: the venue the venue head finds most likely for the section.
@@ -20,7 +21,8 @@ import numpy as np
 
 from ...index.embedding.embedder import cache_root
 from .analyzer import compatible
-from .heads import load_register_head, percentile_of, venue_head_for
+from .heads import venue_head_for
+from .scale import ScaleRating, section_kind, shipped_scale
 from .text import prepare
 from .venue_guess import STYLES
 from ..types import PROSE_KINDS, Chunk, Range
@@ -42,6 +44,7 @@ class SectionSummary:
     venue_style: float | None  # 0–1: share of the venue's own papers that read less like it
     reads_like: str  # the venue the section reads most like ("" without a venue head)
     reads_like_probability: float | None
+    quality_scale: ScaleRating | None = None  # what the quality was compared with
 
     def to_json(self) -> dict:
         r = self.range
@@ -50,6 +53,7 @@ class SectionSummary:
                           "end": {"line": r.end.line, "character": r.end.character}},
                 "paragraphs": self.paragraphs,
                 "quality": None if self.quality is None else round(self.quality, 2),
+                **_scale_json(self.quality_scale),
                 "venue": display_venue(self.venue) if self.venue else "",
                 "venue_style": None if self.venue_style is None else round(self.venue_style, 3),
                 "reads_like": display_venue(self.reads_like) if self.reads_like else "",
@@ -59,15 +63,22 @@ class SectionSummary:
     def line(self) -> str:
         """What the editor's code lens and `peerlint check` show."""
         parts = []
-        if self.quality is not None:
-            parts.append(f"quality {self.quality:.1f}/10 (as formal as {round(100 * percentile_of(self.quality))}% of "
-                         "published abstracts)")
+        if self.quality_scale is not None:
+            parts.append(f"quality {self.quality_scale.phrase()}")
         if self.venue and self.venue_style is not None:
             parts.append(f"{display_venue(self.venue)} style: {ordinal(round(100 * self.venue_style))} percentile "
                          "of its papers")
         if self.reads_like:
             parts.append(f"reads most like {display_venue(self.reads_like)}")
         return f"{self.section or 'Untitled'}: " + ("; ".join(parts) if parts else "no rating (no embedding heads)")
+
+
+def _scale_json(rating: ScaleRating | None) -> dict:
+    if rating is None:
+        return {}
+    return {"quality_compared_with": {"kind": rating.kind, "sections": rating.compared,
+                                      "percentile": round(rating.percentile, 3),
+                                      "middle_half": [round(rating.middle[0], 2), round(rating.middle[1], 2)]}}
 
 
 def display_venue(name: str) -> str:
@@ -116,8 +127,8 @@ def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[Secti
     index = retriever.index
     flat = [c for g in groups for c in g]
     vectors = np.asarray(retriever.vectors([c.text for c in flat], [c.hash for c in flat]), dtype=np.float32)
-    register = load_register_head()
-    register = register if register is not None and compatible(register.model_id, index) else None
+    scale = shipped_scale()
+    scale = scale if scale is not None and compatible(scale.model_id, index) else None
     venue_head = venue_head_for(index, cache_root()) if compatible(index.manifest.model_id, index) else None
     column = venue_head.venue_index(venue) if venue_head is not None and venue else None
     out, start = [], 0
@@ -126,7 +137,9 @@ def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[Secti
         start += len(group)
         mean = vecs.mean(axis=0)
         mean = mean / (np.linalg.norm(mean) or 1.0)
-        quality = float(np.mean(register.rating(vecs))) if register is not None else None
+        first = group[0]
+        rated = (scale.rate_section(vecs, [c.text for c in group], section_kind(first.section, first.kind))
+                 if scale is not None else None)
         style = reads = p_reads = None
         if venue_head is not None:
             probs = venue_head.probs(mean[None, :])[0]
@@ -135,8 +148,8 @@ def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[Secti
             if column is not None:
                 name = venue_head.classes[column]
                 style = float(venue_head.own[name].percentile(probs[column]))
-        first = group[0]
-        out.append(SectionSummary(first.section, first.uri, first.range, len(group), quality,
+        out.append(SectionSummary(first.section, first.uri, first.range, len(group),
+                                  None if rated is None else rated.rating,
                                   venue_head.classes[column] if column is not None else venue, style, reads or "",
-                                  p_reads))
+                                  p_reads, rated))
     return out

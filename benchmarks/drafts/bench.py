@@ -5,8 +5,9 @@ place of Amazon reviews), revisions (Section 4.1, on the arXivEdits revision pai
 revisions model the editor ships), diff (`peerlint diff` on a git repository of those pairs), venue
 (Section 4.2, every candidate venue as the reference database, plus a kNN-vote baseline; with
 `--corpus`, heads trained on the shipped corpus name the given corpus's venues and years),
-acceptance (reviewer decisions and ratings where the corpus has them) and latency (a whole draft
-scored, and the editor's revision judgments after a save).  informal and venue also measure the
+acceptance (reviewer decisions and ratings where the corpus has them), latency (a whole draft
+scored, and the editor's revision judgments after a save) and scale (the section summary's quality
+scale on held-out published sections and their degraded versions; `--rebuild` retrains it).  informal and venue also measure the
 editor's `weak-chunk` and `off-venue-style` flags at their shipped operating points.  Each compares the paper's
 LLM rating with peerlint's embedding heads and their ensemble; LLM work is capped by `--limit`
 because a 135M model on two cores rates about one chunk every 5–12 s.
@@ -21,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-SUITES = ("consistency", "informal", "revisions", "diff", "venue", "acceptance", "latency")
+SUITES = ("consistency", "informal", "revisions", "diff", "venue", "acceptance", "latency", "scale")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--arxivedits", type=Path, default=None,
                         help="revisions / diff: an arXivEdits-layout JSON file to measure on (default: the shared dev.json; "
                              "the model is always trained on train.json)")
+    parser.add_argument("--rebuild", action="store_true",
+                        help="scale: retrain the section quality scale (analyzers/drafts/data/quality_scale.npz) from "
+                             "benchmarks/drafts/data/published_sections.jsonl.xz before measuring it")
     parser.add_argument("--out", type=Path, default=None, help=RESULTS_HELP)
 
 

@@ -243,6 +243,13 @@ def revisions(bench: Bench) -> None:
                  tables, {"rows": rows, "per_intention": per_intent, "preferred": preferred, "model_rows": model_rows})
 
 
+def scale(bench: Bench) -> None:
+    """The section summary's quality scale on held-out published sections and their degraded versions."""
+    from .scale_bench import run as run_scale
+
+    run_scale(bench)
+
+
 def diff(bench: Bench) -> None:
     """`peerlint diff` end to end on a git repository built from the evaluation pairs."""
     pairs, name = _eval_pairs(bench)
