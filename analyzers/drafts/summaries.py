@@ -7,7 +7,12 @@ scorer, so a summary costs no LLM call and is ready with the fast tier:
   averaged over the section's paragraphs;
 - venue style: where the section's mean vector falls among the target venue's own indexed papers by
   P(venue | text) of the venue head (Between the Drafts' style aspect, peerlint's own scorer);
-- reads like: the venue the venue head finds most likely for the section.
+- reads like: the venue the venue head finds most likely for the section, its probability calibrated
+  on a held-out year (`venue_calibration`). A draft whose mean vector (all its judged paragraphs) is
+  less similar to every indexed venue's centroid than all but 5% of held-out in-field abstracts reads
+  unlike every indexed venue: its sections are told so instead of being given one. The test is on the
+  whole draft, not each section: a proof or an experiments section of an ML paper is often far from
+  every venue's abstracts on its own (issue #34: 9 of 14 NeurIPS sections would have been).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import numpy as np
 from ...index.embedding.embedder import cache_root
 from .analyzer import compatible
 from .heads import load_register_head, percentile_of, venue_head_for
+from .venue_calibration import venue_calibration_for
 from .text import prepare
 from .venue_guess import STYLES
 from ..types import PROSE_KINDS, Chunk, Range
@@ -41,7 +47,11 @@ class SectionSummary:
     venue: str  # the target venue ("" when none is set or guessed)
     venue_style: float | None  # 0–1: share of the venue's own papers that read less like it
     reads_like: str  # the venue the section reads most like ("" without a venue head)
-    reads_like_probability: float | None
+    reads_like_probability: float | None  # calibrated when the index has a calibration
+    far: bool = False  # the draft reads unlike every indexed venue: reads_like is not said
+    nearest: str = ""  # the venue whose centroid is nearest to the whole draft
+    similarity: float | None = None  # cosine of the draft's mean vector to that centroid
+    typical: float | None = None  # what 9 in 10 held-out in-field abstracts reach
 
     def to_json(self) -> dict:
         r = self.range
@@ -54,7 +64,10 @@ class SectionSummary:
                 "venue_style": None if self.venue_style is None else round(self.venue_style, 3),
                 "reads_like": display_venue(self.reads_like) if self.reads_like else "",
                 "reads_like_probability": None if self.reads_like_probability is None
-                else round(self.reads_like_probability, 3)}
+                else round(self.reads_like_probability, 3),
+                "reads_unlike_indexed_venues": self.far, "nearest_venue": display_venue(self.nearest) if self.nearest else "",
+                "nearest_similarity": None if self.similarity is None else round(self.similarity, 3),
+                "typical_similarity": None if self.typical is None else round(self.typical, 3)}
 
     def line(self) -> str:
         """What the editor's code lens and `peerlint check` show."""
@@ -65,9 +78,20 @@ class SectionSummary:
         if self.venue and self.venue_style is not None:
             parts.append(f"{display_venue(self.venue)} style: {ordinal(round(100 * self.venue_style))} percentile "
                          "of its papers")
-        if self.reads_like:
-            parts.append(f"reads most like {display_venue(self.reads_like)}")
+        if self.far:
+            parts.append(reads_unlike(self.nearest, self.similarity, self.typical))
+        elif self.reads_like:
+            p = "" if self.reads_like_probability is None else f" ({self.reads_like_probability:.0%})"
+            parts.append(f"reads most like {display_venue(self.reads_like)}{p}")
         return f"{self.section or 'Untitled'}: " + ("; ".join(parts) if parts else "no rating (no embedding heads)")
+
+
+def reads_unlike(nearest: str, similarity: float | None, typical: float | None) -> str:
+    """What a section far from every indexed venue is told instead of a venue."""
+    figures = f"similarity {similarity:.2f}" if similarity is not None else ""
+    figures += f"; typical in-field ≥ {typical:.2f}" if typical is not None else ""
+    return f"the draft reads unlike every venue peerlint indexes (nearest: {display_venue(nearest)}" + (
+        f", {figures})" if figures else ")")
 
 
 def display_venue(name: str) -> str:
@@ -106,6 +130,25 @@ def missing_venue(index, venue: str) -> str:
             f"finding; set targetVenue to a venue it holds ({some}) or add {name} papers to the index")
 
 
+@dataclass(frozen=True)
+class Nearness:
+    """How close a draft's mean vector is to the nearest indexed venue, and whether that is too far."""
+
+    far: bool = False
+    nearest: str = ""
+    similarity: float | None = None
+    typical: float | None = None
+
+
+def draft_nearness(calibration, vectors: np.ndarray) -> Nearness:
+    """The nearness of the mean of a draft's judged paragraph vectors (empty Nearness without a calibration)."""
+    if calibration is None or len(vectors) == 0:
+        return Nearness()
+    whole = np.asarray(vectors, dtype=np.float64).mean(axis=0)
+    names, sims = calibration.nearest(whole[None, :])
+    return Nearness(calibration.far(float(sims[0])), names[0], float(sims[0]), calibration.typical)
+
+
 def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[SectionSummary]:
     """The summary of every section of `chunks` (empty without a retriever)."""
     if retriever is None:
@@ -119,7 +162,9 @@ def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[Secti
     register = load_register_head()
     register = register if register is not None and compatible(register.model_id, index) else None
     venue_head = venue_head_for(index, cache_root()) if compatible(index.manifest.model_id, index) else None
+    calibration = venue_calibration_for(index, cache_root()) if venue_head is not None else None
     column = venue_head.venue_index(venue) if venue_head is not None and venue else None
+    near = draft_nearness(calibration, vectors)
     out, start = [], 0
     for group in groups:
         vecs = vectors[start:start + len(group)]
@@ -132,11 +177,13 @@ def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[Secti
             probs = venue_head.probs(mean[None, :])[0]
             best = int(np.argmax(probs))
             reads, p_reads = venue_head.classes[best], float(probs[best])
+            if calibration is not None:
+                p_reads = float(calibration.probs(venue_head, mean[None, :])[0, best])
             if column is not None:
                 name = venue_head.classes[column]
                 style = float(venue_head.own[name].percentile(probs[column]))
         first = group[0]
         out.append(SectionSummary(first.section, first.uri, first.range, len(group), quality,
                                   venue_head.classes[column] if column is not None else venue, style, reads or "",
-                                  p_reads))
+                                  p_reads, near.far, near.nearest, near.similarity, near.typical))
     return out
