@@ -495,7 +495,9 @@ def _real_drafts(bench: Bench, cal) -> tuple[list, dict]:
 
 def venue(bench: Bench) -> None:
     """Section 4.2: which venue does an abstract come from?  On the shipped corpus, one year held out;
-    with `--corpus`, heads trained on the shipped corpus name the given corpus's venues and years."""
+    with `--corpus`, heads trained on the shipped corpus name the given corpus's venues and years.
+    Then how far to trust the answer (`venue_calibration`): reliability and ECE before and after
+    temperature scaling, and the "reads unlike every indexed venue" threshold on out-of-field texts."""
     split, V, Q = _venue_vectors(bench)
     venues, test = split.venues, split.test
     labels, truth = np.array([p.venue for p in split.train]), [p.venue for p in test]
