@@ -8,7 +8,12 @@ scorer, so a summary costs no LLM call and is ready with the fast tier:
   with introductions), 1–10 with the kind's median published section at 7;
 - venue style: where the section's mean vector falls among the target venue's own indexed papers by
   P(venue | text) of the venue head (Between the Drafts' style aspect, peerlint's own scorer);
-- reads like: the venue the venue head finds most likely for the section.
+- reads like: the venue the venue head finds most likely for the section, its probability calibrated
+  on a held-out year (`venue_calibration`). A draft whose mean vector (all its judged paragraphs) is
+  less similar to every indexed venue's centroid than all but 5% of held-out in-field abstracts reads
+  unlike every indexed venue: its sections are told so instead of being given one. The test is on the
+  whole draft, not each section: a proof or an experiments section of an ML paper is often far from
+  every venue's abstracts on its own (issue #34: 9 of 14 NeurIPS sections would have been).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from ...index.embedding.embedder import cache_root
 from .analyzer import compatible
 from .heads import venue_head_for
 from .scale import ScaleRating, section_kind, shipped_scale
+from .venue_calibration import venue_calibration_for
 from .text import prepare
 from .venue_guess import STYLES
 from ..types import PROSE_KINDS, Chunk, Range
@@ -43,8 +49,12 @@ class SectionSummary:
     venue: str  # the target venue ("" when none is set or guessed)
     venue_style: float | None  # 0–1: share of the venue's own papers that read less like it
     reads_like: str  # the venue the section reads most like ("" without a venue head)
-    reads_like_probability: float | None
+    reads_like_probability: float | None  # calibrated when the index has a calibration
     quality_scale: ScaleRating | None = None  # what the quality was compared with
+    far: bool = False  # the draft reads unlike every indexed venue: reads_like is not said
+    nearest: str = ""  # the venue whose centroid is nearest to the whole draft
+    similarity: float | None = None  # cosine of the draft's mean vector to that centroid
+    typical: float | None = None  # what 9 in 10 held-out in-field abstracts reach
 
     def to_json(self) -> dict:
         r = self.range
@@ -58,7 +68,10 @@ class SectionSummary:
                 "venue_style": None if self.venue_style is None else round(self.venue_style, 3),
                 "reads_like": display_venue(self.reads_like) if self.reads_like else "",
                 "reads_like_probability": None if self.reads_like_probability is None
-                else round(self.reads_like_probability, 3)}
+                else round(self.reads_like_probability, 3),
+                "reads_unlike_indexed_venues": self.far, "nearest_venue": display_venue(self.nearest) if self.nearest else "",
+                "nearest_similarity": None if self.similarity is None else round(self.similarity, 3),
+                "typical_similarity": None if self.typical is None else round(self.typical, 3)}
 
     def line(self) -> str:
         """What the editor's code lens and `peerlint check` show."""
@@ -68,8 +81,11 @@ class SectionSummary:
         if self.venue and self.venue_style is not None:
             parts.append(f"{display_venue(self.venue)} style: {ordinal(round(100 * self.venue_style))} percentile "
                          "of its papers")
-        if self.reads_like:
-            parts.append(f"reads most like {display_venue(self.reads_like)}")
+        if self.far:
+            parts.append(reads_unlike(self.nearest, self.similarity, self.typical))
+        elif self.reads_like:
+            p = "" if self.reads_like_probability is None else f" ({self.reads_like_probability:.0%})"
+            parts.append(f"reads most like {display_venue(self.reads_like)}{p}")
         return f"{self.section or 'Untitled'}: " + ("; ".join(parts) if parts else "no rating (no embedding heads)")
 
 
@@ -79,6 +95,14 @@ def _scale_json(rating: ScaleRating | None) -> dict:
     return {"quality_compared_with": {"kind": rating.kind, "sections": rating.compared,
                                       "percentile": round(rating.percentile, 3),
                                       "middle_half": [round(rating.middle[0], 2), round(rating.middle[1], 2)]}}
+
+
+def reads_unlike(nearest: str, similarity: float | None, typical: float | None) -> str:
+    """What a section far from every indexed venue is told instead of a venue."""
+    figures = f"similarity {similarity:.2f}" if similarity is not None else ""
+    figures += f"; typical in-field ≥ {typical:.2f}" if typical is not None else ""
+    return f"the draft reads unlike every venue peerlint indexes (nearest: {display_venue(nearest)}" + (
+        f", {figures})" if figures else ")")
 
 
 def display_venue(name: str) -> str:
@@ -117,6 +141,25 @@ def missing_venue(index, venue: str) -> str:
             f"finding; set targetVenue to a venue it holds ({some}) or add {name} papers to the index")
 
 
+@dataclass(frozen=True)
+class Nearness:
+    """How close a draft's mean vector is to the nearest indexed venue, and whether that is too far."""
+
+    far: bool = False
+    nearest: str = ""
+    similarity: float | None = None
+    typical: float | None = None
+
+
+def draft_nearness(calibration, vectors: np.ndarray) -> Nearness:
+    """The nearness of the mean of a draft's judged paragraph vectors (empty Nearness without a calibration)."""
+    if calibration is None or len(vectors) == 0:
+        return Nearness()
+    whole = np.asarray(vectors, dtype=np.float64).mean(axis=0)
+    names, sims = calibration.nearest(whole[None, :])
+    return Nearness(calibration.far(float(sims[0])), names[0], float(sims[0]), calibration.typical)
+
+
 def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[SectionSummary]:
     """The summary of every section of `chunks` (empty without a retriever)."""
     if retriever is None:
@@ -130,7 +173,9 @@ def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[Secti
     scale = shipped_scale()
     scale = scale if scale is not None and compatible(scale.model_id, index) else None
     venue_head = venue_head_for(index, cache_root()) if compatible(index.manifest.model_id, index) else None
+    calibration = venue_calibration_for(index, cache_root()) if venue_head is not None else None
     column = venue_head.venue_index(venue) if venue_head is not None and venue else None
+    near = draft_nearness(calibration, vectors)
     out, start = [], 0
     for group in groups:
         vecs = vectors[start:start + len(group)]
@@ -145,11 +190,13 @@ def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[Secti
             probs = venue_head.probs(mean[None, :])[0]
             best = int(np.argmax(probs))
             reads, p_reads = venue_head.classes[best], float(probs[best])
+            if calibration is not None:
+                p_reads = float(calibration.probs(venue_head, mean[None, :])[0, best])
             if column is not None:
                 name = venue_head.classes[column]
                 style = float(venue_head.own[name].percentile(probs[column]))
         out.append(SectionSummary(first.section, first.uri, first.range, len(group),
                                   None if rated is None else rated.rating,
                                   venue_head.classes[column] if column is not None else venue, style, reads or "",
-                                  p_reads, rated))
+                                  p_reads, rated, near.far, near.nearest, near.similarity, near.typical))
     return out

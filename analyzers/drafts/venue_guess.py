@@ -21,10 +21,13 @@ STYLES = {
     "iclr": "ICLR", "neurips": "NeurIPS", "nips": "NeurIPS", "icml": "ICML", "cvpr": "CVPR", "iccv": "ICCV",
     "eccv": "ECCV", "aistats": "AISTATS", "colt": "COLT", "uai": "UAI", "aaai": "AAAI", "ijcai": "IJCAI",
     "jmlr": "JMLR", "tmlr": "TMLR", "kdd": "KDD", "sigir": "SIGIR",
+    # venues of other fields, whose templates say so: an index of ML/NLP proceedings rarely holds them, and
+    # the draft is told that once (`summaries.missing_venue`) rather than compared with a venue it is not for
+    "usenix": "USENIX", "osdi": "OSDI", "sosp": "SOSP", "vldb": "VLDB", "pvldb": "VLDB",
 }
 _COMMAND = re.compile(r"\\(?:documentclass|usepackage|RequirePackage)\s*(?:\[[^\]]*\])?\s*\{([^}]*)\}")
 _COMMENT = re.compile(r"%(?<!\\%)[^\r\n]*")
-_NAME = re.compile(r"^([a-z]+?)(?:_?(?:19|20)?\d{2})?(?:_[a-z_]+)?$")
+_NAME = re.compile(r"^([a-z]+?)(?:[_-]?(?:19|20)?\d{2})?(?:[_-][a-z0-9_-]+)?$")
 
 
 def preamble(tex: str) -> str:

@@ -21,6 +21,10 @@ from ..harness.results import print_table, write_result
 FORTUNES = Path("/usr/share/games/fortunes")
 FORTUNE_FILES = ("fortunes", "literature", "riddles")
 ARXIVEDITS = Path(__file__).resolve().parents[3] / "shared" / "data" / "arxivedits"
+ACM_CR = ARXIVEDITS.parent / "acm-cr" / "corpus.jsonl.gz"
+# ACM-CR venues of fields no proceedings corpus of peerlint holds: HCI, databases, theory of computing
+OUT_OF_FIELD = {"CHI": "HCI", "UIST": "HCI", "CSCW": "HCI", "UBICOMP": "HCI", "MOBILEHCI": "HCI", "IJHC": "HCI",
+                "SIGMOD": "databases", "PODS": "databases", "VLDB": "databases", "SICOMP": "theory"}
 
 
 def log(message: str) -> None:
@@ -89,6 +93,20 @@ class Bench:
             return self.paper_vectors()[rows]
         return self.embed([p.text for p in papers])
 
+    def abstract_vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """One unit vector per text as `paper_matrix` makes it for indexed papers: the mean of its
+        200-token chunks' vectors."""
+        pieces, owner = [], []
+        for i, text in enumerate(texts):
+            spans = self.index.embedder.split(text, 200) or []
+            chunks = [text[s.start:s.end] for s in spans] or [text]
+            pieces += chunks
+            owner += [i] * len(chunks)
+        V = self.embed(pieces)
+        sums = np.zeros((len(texts), V.shape[1]))
+        np.add.at(sums, np.array(owner), V)
+        return sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
+
     def first_chunk(self, text: str) -> str:
         """The first 200-token chunk (Appendix B.5 segmentation); the LLM suites rate only this one."""
         spans = self.index.embedder.split(text, 200)
@@ -113,6 +131,53 @@ class Bench:
 def stable_split(key: str, test_share: float = 0.5) -> bool:
     """True for the held-out side: a hash of the text, so every run and machine splits alike."""
     return int(hashlib.blake2b(key.encode(), digest_size=4).hexdigest(), 16) / 2**32 < test_share
+
+
+@dataclass(frozen=True)
+class OutOfField:
+    """A real abstract of a field the index does not hold."""
+
+    id: str
+    venue: str
+    field: str
+    text: str
+
+
+def load_out_of_field(held_venues, per_venue: int = 30, path: Path = ACM_CR) -> list[OutOfField]:
+    """Up to `per_venue` abstracts (200+ characters, seed 0) of each OUT_OF_FIELD venue of ACM-CR that the
+    index does not hold (`held_venues`, any case): what "reads unlike every indexed venue" is tuned on."""
+    import gzip
+    import json
+    import random
+
+    if not path.is_file():
+        raise BenchError(f"no ACM-CR corpus at {path}: the out-of-field rows need ../shared/data/acm-cr")
+    held = {str(v).lower() for v in held_venues}
+    wanted = {v for v in OUT_OF_FIELD if v.lower() not in held}
+    by_venue: dict[str, list[OutOfField]] = {}
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            d = json.loads(line)
+            if d.get("venue") in wanted and len(d.get("abstract") or "") >= 200:
+                by_venue.setdefault(d["venue"], []).append(
+                    OutOfField(d["id"], d["venue"], OUT_OF_FIELD[d["venue"]], d["abstract"]))
+    rng = random.Random(0)
+    return [x for v in sorted(by_venue) for x in rng.sample(by_venue[v], min(per_venue, len(by_venue[v])))]
+
+
+REAL = Path(__file__).resolve().parents[2] / "tests" / "data" / "real"
+# the papers of tests/data/real from fields no proceedings corpus of peerlint holds (systems, PL, astrophysics)
+REAL_OUT_OF_FIELD = ("acmart2025-megatron", "cug2025-ebpf", "pldi2025-parallel-abstractions", "sosp2023-approximate-lsm",
+                     "thesis2024-xray-spectroscopy", "usenix2023-logpedia", "usenix2024-networked-enclaves")
+
+
+def real_papers(root: Path = REAL) -> list[tuple[str, Path]]:
+    """(folder, root file) of every paper of tests/data/real, read from its README's table."""
+    import re
+
+    table = (root / "README.md").read_text(encoding="utf-8") if (root / "README.md").is_file() else ""
+    found = re.findall(r"^\| `([\w.-]+)` \|[^|\n]*\|[^|\n]*\| `([^`]+)` \|", table, re.M)
+    return [(folder, root / folder / file) for folder, file in found if (root / folder / file).is_file()]
 
 
 def load_fortunes() -> tuple[list[str], str]:

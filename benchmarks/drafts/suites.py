@@ -26,6 +26,8 @@ from ...analyzers.drafts.analyzer import Rated
 from ...analyzers.drafts.heads import LinearHead, VenueHead, load_register_head, percentile_of, save_register_head
 from ...analyzers.drafts.quality import QualityAnalyzer
 from ...analyzers.drafts.summaries import ordinal
+from ...analyzers.drafts.venue_calibration import (FAR_PERCENTILE, ReliabilityBin, calibrate, ece, reliability,
+                                                   softmax)
 from ...analyzers.drafts.venue_style import VenueStyleAnalyzer
 from ...analyzers.drafts.text import prepare
 from ...analyzers.drafts.fluency import POWERS, logliks
@@ -35,7 +37,8 @@ from ...index.ingest.identity import normalise_title
 from ...index.papers import Paper
 from ...server.config import Settings
 from ..harness.holdout import Holdout, assert_no_leak, record_of
-from .context import ARXIVEDITS, Bench, BenchError, load_fortunes, log, stable_split
+from .context import (ACM_CR, ARXIVEDITS, Bench, BenchError, load_fortunes, load_out_of_field, log,
+                      stable_split)
 from .metrics import PREVALENCES, auroc, flag_rates, spearman, win_rate
 from .revisions import EDITED_PARAGRAPHS, EditPair, diff_suite, editor_latency, fit_and_measure, load_pairs
 
@@ -272,15 +275,22 @@ def _venue_year(papers: list[Paper], min_papers: int = 30) -> tuple[int, list[st
 
 
 def _knn_vote(V: np.ndarray, labels: np.ndarray, Q: np.ndarray, k: int = 10) -> list[str]:
+    return _knn_votes(V, labels, Q, k)[0]
+
+
+def _knn_votes(V: np.ndarray, labels: np.ndarray, Q: np.ndarray, k: int = 10) -> tuple[list[str], np.ndarray]:
+    """The kNN vote's venue for each query and its share of the k votes (its confidence)."""
     sims = Q @ V.T
-    out = []
+    out, share = [], []
     for row in sims:
         top = np.argpartition(-row, k)[:k]
         votes = defaultdict(float)
         for j in top:
             votes[labels[j]] += 1.0 + 1e-6 * row[j]  # plain majority; similarity only breaks ties
-        out.append(max(votes, key=votes.get))
-    return out
+        best = max(votes, key=votes.get)
+        out.append(best)
+        share.append(round(votes[best]) / k)
+    return out, np.array(share)
 
 
 @dataclass
@@ -372,9 +382,129 @@ def _venue_vectors(bench: Bench) -> tuple[VenueSplit, np.ndarray, np.ndarray]:
     return split, shipped.vector_of(split.train), bench.vector_of(split.test)
 
 
+FAR_GRID = (0.01, 0.02, 0.05, 0.10)  # percentiles of the dev year's nearness tried as the "far" threshold
+
+
+def _confidence_rows(name: str, conf: np.ndarray, correct: np.ndarray) -> tuple[list, list[ReliabilityBin]]:
+    table = reliability(conf, correct)
+    return [name, len(conf), _r(np.mean(correct)), _r(np.mean(conf)), _r(ece(table))], table
+
+
+def venue_calibration(bench: Bench, split: VenueSplit, V: np.ndarray, Q: np.ndarray, head: VenueHead) -> tuple[list, dict]:
+    """"Reads most like", calibrated (issue #34): the temperature is fitted on a dev year of the training
+    papers (held out from the calibration head like the test year is from every head), then applied to
+    the head trained on all training papers, as the editor does; reliability and ECE on the test papers,
+    before and after, beside the majority venue and the kNN vote. Then nearness: held-out in-field test
+    papers against out-of-field ACM-CR abstracts (fields no indexed venue covers), split in halves."""
+    train_labels = [p.venue for p in split.train]
+    train_years = [p.year or -1 for p in split.train]
+    test_years = sorted({p.year for p in split.test if p.year})
+    cal = calibrate(V, train_labels, train_years, exclude_years=test_years, model_id=bench.index.manifest.model_id)
+    classes = np.array(head.classes)
+    truth = np.array([p.venue for p in split.test])
+    logits = head.logits(Q)
+    raw, calibrated = softmax(logits), softmax(logits, cal.temperature)
+    right = classes[raw.argmax(axis=1)] == truth
+    majority = Counter(train_labels).most_common(1)[0]
+    knn, share = _knn_votes(V, np.array(train_labels), Q)
+    rows, tables = [], {}
+    for name, conf, correct in (
+            (f"majority venue ({majority[0]}, training share)", np.full(len(truth), majority[1] / len(train_labels)),
+             truth == majority[0]),
+            ("kNN vote (k=10, vote share)", share, np.array(knn) == truth),
+            ("LDA venue head, raw (T = 1)", raw.max(axis=1), right),
+            (f"LDA venue head, calibrated (T = {cal.temperature:.2f})", calibrated.max(axis=1), right)):
+        row, table = _confidence_rows(name, conf, correct)
+        rows.append(row)
+        tables[name] = table
+    raw_table, cal_table = list(tables.values())[2:]
+    reliability_rows = [a.row() + b.row()[1:] for a, b in zip(raw_table, cal_table)]
+    # nearness: in-field = the test papers (held out of every fit), out-of-field = ACM-CR abstracts
+    outside = load_out_of_field(set(bench.index.venues) | set(train_labels))
+    O = bench.abstract_vectors([x.text for x in outside])
+    dev_half = np.array([stable_split(x.id) for x in outside])
+    _, near_in = cal.nearest(Q)
+    _, near_out = cal.nearest(O)
+    p_in, p_out = calibrated.max(axis=1), softmax(head.logits(O), cal.temperature).max(axis=1)
+    train_vectors = V / np.maximum(np.linalg.norm(V, axis=1, keepdims=True), 1e-12)
+
+    def knn_sim(X):
+        return np.sort(X @ train_vectors.T, axis=1)[:, -10:].mean(axis=1)
+
+    k_in, k_out = knn_sim(Q), knn_sim(O)
+    separation = [[name, len(a), int((~dev_half).sum()), _r(auroc(a, b[dev_half])), _r(auroc(a, b[~dev_half]))]
+                  for name, a, b in (("similarity to the nearest venue centroid", near_in, near_out),
+                                     ("mean similarity to the 10 nearest training papers", k_in, k_out),
+                                     ("max calibrated venue probability", p_in, p_out))]
+    dev_mask = np.isin(np.array(train_years), [cal.info["dev_year"]]) & np.isin(np.array(train_labels), classes)
+    _, near_dev = cal.nearest(V[dev_mask])
+    rates = {}
+    for q in FAR_GRID:
+        t = float(np.quantile(near_dev, q))
+        rates[q] = (t, float(np.mean(near_dev < t)), float(np.mean(near_in < t)), float(np.mean(near_out[dev_half] < t)),
+                    float(np.mean(near_out[~dev_half] < t)))
+    chosen = max(FAR_GRID, key=lambda q: rates[q][3] - rates[q][1])  # dev only: out-of-field hits less false alarms
+    thresholds = [[f"{q:.0%}" + (" (chosen on dev)" if q == chosen else "") + (" (shipped)" if q == FAR_PERCENTILE else "")]
+                  + [_r(x) for x in rates[q]] for q in FAR_GRID]
+    fields = Counter(x.field for x in outside)
+    real_rows, real = _real_drafts(bench, cal)
+    payload = {"calibration": {**cal.info, "temperature": round(cal.temperature, 4), "far_below": round(cal.far_below, 4),
+                               "typical": round(cal.typical, 4), "test_years": test_years},
+               "confidence_rows": rows,
+               "reliability": {name: [b.row() for b in table] for name, table in tables.items()},
+               "reliability_rows": reliability_rows,
+               "out_of_field": {"source": f"ACM-CR {ACM_CR.name}: {len(outside)} abstracts, "
+                                          + ", ".join(f"{n} {f}" for f, n in sorted(fields.items())),
+                                "venues": sorted({x.venue for x in outside}), "dev": int(dev_half.sum()),
+                                "test": int((~dev_half).sum()), "in_field_test": len(Q)},
+               "separation_rows": separation, "threshold_rows": thresholds, "far_percentile_chosen": chosen,
+               "far_percentile_shipped": FAR_PERCENTILE, "real_drafts": real, "real_rows": real_rows}
+    tables_out = [
+        (f"venue: confidence of the top venue on the test papers (calibration fitted on {cal.info['dev_year']}, "
+         "held out of the calibration head)", ["method", "papers", "accuracy", "mean confidence", "ECE"], rows),
+        ("venue: reliability of the LDA venue head, raw vs calibrated (10 confidence bins)",
+         ["bin", "raw count", "raw mean conf", "raw accuracy", "cal count", "cal mean conf", "cal accuracy"],
+         reliability_rows),
+        ("venue: in-field test papers vs out-of-field abstracts, AUROC (in-field scores higher)",
+         ["signal", "in-field", "out-of-field test", "AUROC dev half", "AUROC test half"], separation),
+        ("venue: 'reads unlike every indexed venue' below a percentile of the dev year's centroid similarity",
+         ["percentile", "threshold", "false alarms dev year", "false alarms test papers", "hits out-of-field dev",
+          "hits out-of-field test"], thresholds),
+        (f"venue: whole drafts of tests/data/real, 'reads unlike every indexed venue' at the shipped threshold "
+         f"({cal.far_below:.3f})", ["drafts", "papers", "said far", "rate", "similarity range"], real_rows)]
+    return tables_out, payload
+
+
+def _real_drafts(bench: Bench, cal) -> tuple[list, dict]:
+    """The editor's whole-draft rule (`summaries.draft_nearness`) on the real papers of tests/data/real:
+    the systems, PL and astrophysics ones should be said far, the ML/NLP/CV ones not."""
+    from ...analyzers.drafts.summaries import draft_nearness, sections_of
+    from ...analyzers.project_check import read_project
+    from .context import REAL_OUT_OF_FIELD, real_papers
+
+    found = {}
+    for folder, root in real_papers():
+        project = read_project(root, Settings(), None, None, embedder=bench.index.embedder).project
+        chunks = [c for g in sections_of(project.chunks) for c in g]
+        if chunks:
+            near = draft_nearness(cal, bench.embed([c.text for c in chunks]))
+            found[folder] = {"out_of_field": folder in REAL_OUT_OF_FIELD, "far": near.far, "nearest": near.nearest,
+                             "similarity": round(near.similarity, 3)}
+    rows = []
+    for label, outside in (("out of field (systems, PL, astrophysics)", True), ("in field (ML, NLP, CV)", False)):
+        group = [v for v in found.values() if v["out_of_field"] == outside]
+        if group:
+            sims = [v["similarity"] for v in group]
+            rows.append([label, len(group), sum(v["far"] for v in group), _r(np.mean([v["far"] for v in group])),
+                         f"{min(sims):.2f}–{max(sims):.2f}"])
+    return rows, found
+
+
 def venue(bench: Bench) -> None:
     """Section 4.2: which venue does an abstract come from?  On the shipped corpus, one year held out;
-    with `--corpus`, heads trained on the shipped corpus name the given corpus's venues and years."""
+    with `--corpus`, heads trained on the shipped corpus name the given corpus's venues and years.
+    Then how far to trust the answer (`venue_calibration`): reliability and ECE before and after
+    temperature scaling, and the "reads unlike every indexed venue" threshold on out-of-field texts."""
     split, V, Q = _venue_vectors(bench)
     venues, test = split.venues, split.test
     labels, truth = np.array([p.venue for p in split.train]), [p.venue for p in test]
@@ -412,6 +542,7 @@ def venue(bench: Bench) -> None:
     style = {t: _operating_point(VenueStyleAnalyzer(), head.rating(Q[[v != t for v in truth]], t),
                                  head.rating(Q[[v == t for v in truth]], t))
              for t in venues if t in truth and len(set(truth)) > 1}
+    calibration_tables, calibration = venue_calibration(bench, split, V, Q, head)
     years = sorted({p.year for p in test if p.year})
     by_year = [[str(y), sum(p.year == y for p in test)] + [
         _r(np.mean([a == b for a, b, p in zip(pred, truth, test) if p.year == y])) for pred in preds.values()]
@@ -426,9 +557,11 @@ def venue(bench: Bench) -> None:
                    [_operating_row(t, r) for t, r in style.items()]),
                   (f"venue: on the LLM's {len(llm_items)} papers, candidates {', '.join(trio)}",
                    ["method", "papers", "accuracy"], sub_rows),
-                  ("venue: mean LLM style score, true venue (rows) vs reference venue (columns)", ["true venue"] + trio, matrix)],
-                 {"rows": rows, "by_year": by_year, "off_venue_style": style, "llm_rows": sub_rows, "llm_matrix": matrix, "llm_scores": llm_scores,
-                  "train_excludes": {**split.train_excludes, "llm_rag_excludes_ids": len(rag_excluded)}})
+                  ("venue: mean LLM style score, true venue (rows) vs reference venue (columns)", ["true venue"] + trio, matrix)]
+                 + calibration_tables,
+                 {**calibration, "rows": rows, "by_year": by_year, "off_venue_style": style, "llm_rows": sub_rows, "llm_matrix": matrix, "llm_scores": llm_scores,
+                  "train_excludes": {**split.train_excludes, "llm_rag_excludes_ids": len(rag_excluded),
+                                    "calibration_head_excludes_years": calibration["calibration"]["excluded_years"]}})
 
 
 def held_out_ids(bench: Bench, test: list[Paper]) -> frozenset[str]:
