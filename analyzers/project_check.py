@@ -14,12 +14,12 @@ from typing import Callable
 
 from .drafts.summaries import SectionSummary, missing_venue, summarise
 from .drafts.venue_guess import DraftDate, draft_date, evidence_before, guess_venue
-from .retrieval.bibliography import BibEntry, read_bib_files
+from ..latex.bibliography import BibEntry, read_bib_files
 from .engine import Engine
-from .latex.parse import ParseOptions
-from .latex.project import ProjectParse, RootChoice, parse_project, pick_root
-from .latex.wall import ProjectWall
-from .types import Chunk, Judgment
+from ..latex.parse import ParseOptions
+from ..latex.project import ProjectParse, RootChoice, parse_project, pick_root
+from ..latex.wall import ProjectWall
+from ..types import Chunk, Judgment
 
 
 @dataclass

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from ..analyzers.registry import CODES
 from ..analyzers.registry import NAMES as ANALYZERS
-from ..analyzers.retrieval.hybrid import DEFAULT_MODE, MODES
+from ..retrieval.hybrid import DEFAULT_MODE, MODES
 from ..index.embedding.embedder import QUERY_EMBEDDINGS
 from ..index.store import parse_before
 

@@ -26,7 +26,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from ..analyzers.latex.positions import LineIndex
+from ..latex.positions import LineIndex
 from ..analyzers.novelty.cancel import CheckCancelled
 from .code_actions import cite_action, cite_edit, cite_targets, disable_actions, edit_inside, paper_from_hit
 from .diagnostics import hover_markdown, to_diagnostic

@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import Callable, Sequence
 from urllib.parse import unquote, urlparse
 
-from ..analyzers.retrieval.bibliography import BibEntry
+from ..latex.bibliography import BibEntry
 from ..analyzers.engine import Engine, llm_failure
-from ..analyzers.latex.parse import LineIndex, line_index, selection_chunk
-from ..analyzers.latex.wall import ProjectWall
+from ..latex.parse import LineIndex, line_index, selection_chunk
+from ..latex.wall import ProjectWall
 from ..analyzers.novelty.cancel import cancellable
 from ..analyzers.novelty.check import NoveltyChecker
 from ..analyzers.project_check import judged_with, read_bibliography, read_project
-from ..analyzers.retrieval.retriever import HitView, Retriever
-from ..analyzers.types import Chunk, Judgment, Position
+from ..retrieval.retriever import HitView, Retriever
+from ..types import Chunk, Judgment, Position
 from ..analyzers.drafts.summaries import SectionSummary, missing_venue, summarise
 from ..analyzers.drafts.venue_guess import DraftDate, evidence_before
 from ..index.build import default_index_path
@@ -123,7 +123,7 @@ class Service:
     def llm(self):
         with self._lock:
             if self._llm is None:
-                from ..analyzers.llm.select import make_llm
+                from ..llm.select import make_llm
 
                 try:
                     self._llm = make_llm(self.settings.backend, self.settings.model or None,
@@ -280,7 +280,7 @@ class Service:
         (analyzers/drafts/paper_diff.py): in git at `revisionBase` (HEAD), else as the editor opened them."""
         from ..analyzers.drafts.paper_diff import diff_project, revision_lenses, weaker_judgments
         from ..analyzers.drafts.previous_version import outside_git
-        from ..analyzers.llm.base import LLMError
+        from ..llm.base import LLMError
         from ..analyzers.project_check import parse_options
         from ..errors import UserError
 
@@ -317,8 +317,8 @@ class Service:
         with self._lock:
             if self._revision_judge is None:
                 from ..analyzers.drafts.revisions import make_judge
-                from ..analyzers.llm.select import make_llm
-                from ..analyzers.types import text_hash
+                from ..llm.select import make_llm
+                from ..types import text_hash
 
                 retriever = self.retriever()
                 embed = (lambda texts: retriever.vectors(texts, [text_hash(t) for t in texts])) if retriever else None
@@ -373,7 +373,7 @@ class Service:
         retriever = self.retriever_for(chunk)
         if retriever is None:
             return []
-        from ..analyzers.retrieval.prior_work import sec_related, with_provenance
+        from ..analyzers.prior_work import sec_related, with_provenance
 
         return [with_provenance(HitView.of(h), h) for h in sec_related(retriever, [chunk], k)[chunk.hash]]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bibtexparser
 from hypothesis import given, settings as hsettings, strategies as st
 
-from peerlint.analyzers.retrieval.bibliography import Bibliography, bibtex_entry, make_key, parse_bib
+from peerlint.latex.bibliography import Bibliography, bibtex_entry, make_key, parse_bib
 from peerlint.index.papers import Paper
 from peerlint.server.code_actions import cite_edit
 from peerlint.server.config import Settings

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from peerlint.analyzers.latex import parse as L
-from peerlint.analyzers.latex.parse import LineIndex, parse_document
-from peerlint.analyzers.latex.project import parse_project
+from peerlint.latex import parse as L
+from peerlint.latex.parse import LineIndex, parse_document
+from peerlint.latex.project import parse_project
 
 
 @pytest.fixture(autouse=True)
@@ -304,7 +304,7 @@ TWO_ROOTS = {
 
 
 def test_several_roots_claiming_a_file_give_one_deterministic_choice_said_once(tmp_path):
-    from peerlint.analyzers.latex.project import find_root, pick_root
+    from peerlint.latex.project import find_root, pick_root
 
     _tree(tmp_path, TWO_ROOTS)
     choice = pick_root(tmp_path / "related_work.tex", tmp_path)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from peerlint.analyzers.retrieval import hybrid
-from peerlint.analyzers.retrieval.retriever import Retriever
+from peerlint.retrieval import hybrid
+from peerlint.retrieval.retriever import Retriever
 from peerlint.index import lexical
 from peerlint.index.papers import SearchFilter
 from peerlint.index.store import open_index
@@ -41,7 +41,7 @@ def _ids(hits) -> list[str]:
 
 
 def _dense_retrieval_chunk():
-    from peerlint.analyzers.latex.parse import parse_document
+    from peerlint.latex.parse import parse_document
 
     source = (EXAMPLES / "draft.tex").read_text()
     return next(c for c in parse_document(source, (EXAMPLES / "draft.tex").as_uri()) if "Dual encoders" in c.text)

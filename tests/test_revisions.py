@@ -13,7 +13,7 @@ from peerlint.analyzers.drafts import previous_version as pv
 from peerlint.analyzers.drafts.alignment import align
 from peerlint.analyzers.drafts.fluency import PROMPT
 from peerlint.analyzers.drafts.revision_features import changed_sentences, edit_window, normalise
-from peerlint.analyzers.latex.parse import ParseOptions, parse_document
+from peerlint.latex.parse import ParseOptions, parse_document
 
 from conftest import EXAMPLES
 from llm_fixtures import needs_model
@@ -200,7 +200,7 @@ def test_a_paragraph_rewritten_beyond_recognition_is_new_and_its_old_text_remove
 
 
 def _chunk(text: str, index: int):
-    from peerlint.analyzers.types import Chunk, Position, Range
+    from peerlint.types import Chunk, Position, Range
 
     return Chunk(text, "file:///x.tex", "Introduction", tuple(range(len(text) + 1)),
                  Range(Position(index, 0), Position(index, len(text))), index=index)
@@ -238,7 +238,7 @@ class CountingLM:
         self.calls = 0
 
     def loglik(self, prompt, text):
-        from peerlint.analyzers.llm.base import LogLik
+        from peerlint.llm.base import LogLik
 
         self.calls += 1
         words = text.split()
@@ -554,7 +554,7 @@ def test_the_server_flags_weaker_revisions_on_the_background_tier(repo, monkeypa
 
 
 def test_warming_the_embedded_lm_loads_it_and_changes_no_score():
-    from peerlint.analyzers.llm.embedded import EmbeddedLLM
+    from peerlint.llm.embedded import EmbeddedLLM
 
     llm = EmbeddedLLM()
     before = llm.loglik(PROMPT, "We propose a method.")

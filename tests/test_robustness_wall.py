@@ -19,9 +19,9 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from peerlint.analyzers.latex.project import parse_project
-from peerlint.analyzers.latex.roots import find_root, pick_root, read_file
-from peerlint.analyzers.latex.wall import SETTING, ProjectWall
+from peerlint.latex.project import parse_project
+from peerlint.latex.roots import find_root, pick_root, read_file
+from peerlint.latex.wall import SETTING, ProjectWall
 from peerlint.analyzers.project_check import read_project
 from peerlint.server.config import Settings
 

@@ -13,8 +13,8 @@ import pytest
 
 from conftest import EXAMPLES, REPO, sample_papers
 from llm_fixtures import needs_model
-from peerlint.analyzers.llm.base import ChoiceScores, GenerateParams, normalise_logprobs
-from peerlint.analyzers.novelty.llm_methods import Shown, ask, parse_verdict
+from peerlint.llm.base import ChoiceScores, GenerateParams, normalise_logprobs
+from peerlint.benchmarks.schnovel.llm_methods import Shown, ask, parse_verdict
 from peerlint.analyzers.novelty.pairs import Field, Pair, parse_fields, read_pairs, sample_pairs, write_pairs
 from peerlint.benchmarks.schnovel.report import mcnemar_exact, summarise
 from peerlint.index.papers import Paper

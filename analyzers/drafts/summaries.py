@@ -23,7 +23,7 @@ from .analyzer import compatible
 from .heads import load_register_head, percentile_of, venue_head_for
 from .text import prepare
 from .venue_guess import STYLES
-from ..types import PROSE_KINDS, Chunk, Range
+from ...types import PROSE_KINDS, Chunk, Range
 
 MIN_WORDS = 20  # shorter paragraphs say little about a section's register
 NOT_JUDGED = re.compile(r"acknowledg|funding|author contributions", re.I)  # thanks, not prose to judge

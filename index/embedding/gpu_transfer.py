@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..hashing import text_hash
+from ...hashing import text_hash
 from .embedder import DEFAULT_MODEL, Embedder, model_dir
 
 MAX_TOKENS = 200

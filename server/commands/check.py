@@ -30,8 +30,8 @@ def revision_verdicts(file: Path, root: Path | None, settings, rev: str) -> list
     from ...analyzers.drafts.paper_diff import diff_project, revision_lenses
     from ...analyzers.drafts.previous_version import outside_git
     from ...analyzers.drafts.revisions import make_judge
-    from ...analyzers.llm.base import LLMError
-    from ...analyzers.llm.select import make_llm
+    from ...llm.base import LLMError
+    from ...llm.select import make_llm
     from ...analyzers.project_check import parse_options
     from ...errors import UserError
 
@@ -51,7 +51,7 @@ def revision_verdicts(file: Path, root: Path | None, settings, rev: str) -> list
 def run(args: argparse.Namespace) -> int:
     from ...analyzers.engine import Engine
     from ...analyzers.project_check import check_file
-    from ...analyzers.retrieval.retriever import Retriever
+    from ...retrieval.retriever import Retriever
 
     file, root = project_file(args.file, args.root)
     settings = load_settings(args.settings)

@@ -40,7 +40,7 @@ def project_file(file: Path, root: Path | None) -> tuple[Path, Path | None]:
             raise UserError(f"no such file: {path}")
     if not file.is_dir():
         return file, root
-    from ...analyzers.latex.roots import root_in_folder
+    from ...latex.roots import root_in_folder
 
     choice = root_in_folder(file)
     if choice is None:

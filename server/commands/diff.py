@@ -35,7 +35,7 @@ def register(sub) -> None:
 def make_judge():
     """The shipped revisions model over the embedded LM (cached answers) and MiniLM for the ratings."""
     from ...analyzers.drafts.revisions import make_judge as shipped_judge
-    from ...analyzers.llm.select import make_llm
+    from ...llm.select import make_llm
     from ...index.embedding.embedder import Embedder
 
     judge = shipped_judge(make_llm("embedded"), embed=Embedder().encode)
@@ -126,7 +126,7 @@ def plot(result, path: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ...analyzers.drafts.paper_diff import diff_project
-    from ...analyzers.llm.base import LLMError
+    from ...llm.base import LLMError
     from ...analyzers.project_check import parse_options
 
     file, root = project_file(args.file, args.root)

@@ -69,8 +69,8 @@ def _read(path: Path):
 
 
 def _llm(args, required: bool):
-    from ...analyzers.llm.base import LLMError
-    from ...analyzers.llm.select import make_llm
+    from ...llm.base import LLMError
+    from ...llm.select import make_llm
 
     try:
         return make_llm(args.backend, args.model, args.host, timeout=args.timeout)
@@ -155,7 +155,7 @@ def cmd_rank(args) -> int:
 
 def cmd_check(args) -> int:
     from ...analyzers.ideas import nova_check
-    from ...analyzers.retrieval.retriever import Retriever
+    from ...retrieval.retriever import Retriever
 
     if args.rounds < 0 or args.k < 1:
         raise UserError("--rounds must be 0 or more and -k at least 1")

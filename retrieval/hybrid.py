@@ -24,7 +24,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ...index.papers import Hit, SearchFilter
+from ..index.papers import Hit, SearchFilter
 
 MODES = ("dense", "lexical", "hybrid")
 FUSIONS = ("weighted", "rrf")
