@@ -27,7 +27,8 @@ from ..analyzers.drafts.venue_guess import DraftDate, evidence_before
 from ..index.build import default_index_path
 from ..index.embedding.embedder import cache_root
 from ..index.store import IndexError_, build_command, open_index
-from .config import Settings
+from ..settings import Settings
+from .config import updated
 
 log = logging.getLogger("peerlint.server")
 
@@ -156,7 +157,7 @@ class Service:
 
     def update_settings(self, raw, warn: Callable[[str], None]) -> bool:
         """Apply editor settings; True when a change can alter findings (then callers re-analyse)."""
-        new = self.settings.updated(raw, warn)
+        new = updated(self.settings, raw, warn)
         if new == self.settings:
             return False
         affects_findings = replace(new, debounce_ms=0, log_file="") != replace(self.settings, debounce_ms=0, log_file="")

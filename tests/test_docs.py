@@ -144,7 +144,7 @@ def test_command_table_agrees_with_help(page):
 def test_settings_page_lists_every_setting():
     from dataclasses import fields
 
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
 
     text = (DOCS / "usage" / "settings.md").read_text(encoding="utf-8")
     listed = set(re.findall(r"`(\w+)`", "\n".join(l.split(" | ")[0] for l in text.splitlines() if l.startswith("| `"))))

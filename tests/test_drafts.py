@@ -256,7 +256,7 @@ def test_analyzers_flag_off_venue_chunks_with_evidence(index_path, tmp_path, mon
     from peerlint.analyzers.engine import Engine
     from peerlint.latex.parse import parse_document
     from peerlint.index.store import open_index
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
     from peerlint.server.diagnostics import hover_markdown
 
     monkeypatch.setenv("PEERLINT_CACHE_DIR", str(tmp_path))
@@ -312,7 +312,7 @@ def test_repeated_paragraphs_keep_one_finding_each_when_cached():
     from peerlint.analyzers.engine import Engine
     from peerlint.latex.parse import parse_document
     from peerlint.types import Judgment
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
 
     class FlagAll:
         name, tier, codes = "quality", "llm", ("weak-chunk",)
@@ -330,7 +330,7 @@ def test_repeated_paragraphs_keep_one_finding_each_when_cached():
 def test_service_guesses_the_target_venue_from_the_preamble(index_path, tmp_path, monkeypatch):
     import shutil
 
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
     from peerlint.server.service import Service
 
     monkeypatch.setenv("PEERLINT_CACHE_DIR", str(tmp_path / "cache"))

@@ -9,7 +9,7 @@ import pytest
 from peerlint.analyzers.engine import Engine
 from peerlint.latex.parse import parse_document
 from peerlint.types import Judgment
-from peerlint.server.config import Settings
+from peerlint.settings import Settings
 
 from conftest import EXAMPLES
 

@@ -287,7 +287,7 @@ def test_missing_related_work_offers_sec_papers_with_provenance(vector_index, tm
     from peerlint.analyzers.project_check import check_file
     from peerlint.retrieval.related_work import related_work_for
     from peerlint.retrieval.retriever import Retriever
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
 
     from conftest import EXAMPLES
 
@@ -319,7 +319,7 @@ def test_one_finding_per_paragraph_and_a_paper_once_per_section(vector_index, tm
     from peerlint.analyzers.engine import Engine
     from peerlint.analyzers.project_check import check_file
     from peerlint.retrieval.retriever import Retriever
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
 
     from conftest import EXAMPLES
 
@@ -344,7 +344,7 @@ def test_one_finding_per_paragraph_and_a_paper_once_per_section(vector_index, tm
 def test_a_covered_chunk_silences_its_whole_paragraph():
     from peerlint.analyzers.prior_work import PriorWorkAnalyzer
     from peerlint.types import Chunk, Judgment, Position, Range
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
 
     def chunk(index: int, paragraph: int, section: str = "Related Work") -> Chunk:
         r = Range(Position(index, 0), Position(index, 10))
@@ -403,7 +403,7 @@ def test_an_old_draft_is_judged_against_what_existed_then(vector_index, tmp_path
     from peerlint.analyzers.engine import Engine
     from peerlint.analyzers.project_check import check_file
     from peerlint.retrieval.retriever import Retriever
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
 
     from conftest import REPO
 

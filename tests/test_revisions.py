@@ -509,7 +509,7 @@ def test_the_diff_reads_the_current_text_through_a_reader(repo):
 # -- the language server's revision-weaker findings ---------------------------------------------------
 
 def test_the_server_flags_weaker_revisions_on_the_background_tier(repo, monkeypatch):
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
     from peerlint.server.diagnostics import hover_markdown, to_diagnostic
     from peerlint.server.service import Service
 
@@ -582,7 +582,7 @@ def test_the_editor_latency_bench_scores_only_the_edited_sentences():
 def test_outside_git_the_server_compares_with_the_text_at_open(tmp_path, monkeypatch):
     """A draft in no repository: the previous version is what the editor opened; a file the server
     never saw opened is read from disk; a save does not move the baseline, reopening does."""
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
     from peerlint.server.service import Service
 
     folder = tmp_path / "paper"
@@ -615,21 +615,22 @@ def test_outside_git_the_server_compares_with_the_text_at_open(tmp_path, monkeyp
 
 
 def test_revision_base_picks_the_git_revision_and_refuses_an_option(repo, monkeypatch):
-    from peerlint.server.config import Settings
+    from peerlint.server.config import updated
+    from peerlint.settings import Settings
     from peerlint.server.service import Service
 
     git(repo, "commit", "-q", "-am", "v2")  # the edits are HEAD now; HEAD~1 holds the original draft
     warnings: list[str] = []
-    settings = Settings(analyzers=("revisions",)).updated({"revisionBase": "--output=/tmp/x"}, warnings.append)
+    settings = updated(Settings(analyzers=("revisions",)), {"revisionBase": "--output=/tmp/x"}, warnings.append)
     assert settings.revision_base == "HEAD" and "reads as a git option" in warnings[0]
     for garbage in (7, "", "  ", None, ["HEAD"]):
-        assert settings.updated({"revisionBase": garbage}, warnings.append).revision_base == "HEAD"
+        assert updated(settings, {"revisionBase": garbage}, warnings.append).revision_base == "HEAD"
     assert len(warnings) == 6 and all("revisionBase" in w for w in warnings)
     judge, _, _ = counting_judge()
     monkeypatch.setattr("peerlint.analyzers.drafts.paper_diff.WEAKER_MIN_PROBABILITY", 0.5)
     uri = (repo / "draft.tex").as_uri()
     for base, expected in (("HEAD", 0), ("HEAD~1", 2), ("no-such-revision", 0)):
-        service = Service(settings.updated({"revisionBase": base}, warnings.append), workspace=repo,
+        service = Service(updated(settings, {"revisionBase": base}, warnings.append), workspace=repo,
                           cache_dir=repo / ".cache")
         monkeypatch.setattr(service, "revision_judge", lambda: judge)
         found = [j for j in service.analyze(uri, "llm").judgments[uri] if j.code == "revision-weaker"]

@@ -210,7 +210,7 @@ def test_cli_samples_then_evaluates_with_json_and_plot(index_path, tmp_path):
 
 @needs_model
 def test_check_novelty_gives_score_neighbours_and_justification(index_path, tmp_path):
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
     from peerlint.server.service import Service
 
     service = Service(Settings(index_path=str(index_path), backend="embedded"), cache_dir=tmp_path / "cache")

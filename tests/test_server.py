@@ -92,7 +92,7 @@ async def test_the_editor_and_peerlint_check_find_the_same(client: LanguageClien
     from peerlint.analyzers.project_check import check_file
     from peerlint.retrieval.retriever import Retriever
     from peerlint.index.store import open_index
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
 
     draft = client.project / "draft.tex"
     uri = open_file(client, draft)

@@ -216,7 +216,7 @@ def editor_latency(pages: int) -> tuple[list[list], dict]:
     runs them) on a `pages`-page draft in a fresh git repository with a fresh cache: rows for opening it
     unedited (the LM is loaded then), a save with `EDITED_PARAGRAPHS` paragraphs edited, the same save
     again, and a further edit of one of them; each with the sentences the LM scored."""
-    from ...server.config import Settings
+    from ...settings import Settings
     from ...server.service import Service
     from ..lsp.draft import make_draft
 

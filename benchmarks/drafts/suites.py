@@ -33,7 +33,7 @@ from ...llm.base import LLMUnavailable
 from ...analyzers.novelty.model import fit_pairwise_logistic
 from ...index.ingest.identity import normalise_title
 from ...index.papers import Paper
-from ...server.config import Settings
+from ...settings import Settings
 from ..harness.holdout import Holdout, assert_no_leak, record_of
 from .context import ARXIVEDITS, Bench, BenchError, load_fortunes, log, stable_split
 from .metrics import PREVALENCES, auroc, flag_rates, spearman, win_rate

@@ -214,7 +214,7 @@ def run(args: argparse.Namespace) -> int:
 def _precision(retriever, truth, args, result: dict, read) -> None:
     """The threshold sweep of `--precision` (see precision.py), its table and its own JSON. The
     paper-level truth of the same run, if any, gives each citing paper's whole reference list."""
-    from ...server.config import Settings
+    from ...settings import Settings
     from ..harness.results import print_table, write_result
     from . import precision
 

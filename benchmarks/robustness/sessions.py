@@ -69,7 +69,7 @@ def _diag_key(d: dict) -> tuple:
 
 def fresh_check(workdir: Path, index: Path, path: Path, text: str) -> list[tuple]:
     """The diagnostics a new server would publish for `text` (in-process, with an empty judgment cache)."""
-    from ...server.config import Settings
+    from ...settings import Settings
     from ...server.diagnostics import to_diagnostic
     from ...server.service import Service
 

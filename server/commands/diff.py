@@ -79,7 +79,7 @@ def summary_objects(result) -> list[dict]:
 
 
 def print_text(result) -> None:
-    from ...benchmarks.harness.results import format_table
+    from ...tables import format_table
 
     for r in result.revisions:
         c = r.chunk

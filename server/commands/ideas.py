@@ -138,7 +138,7 @@ def cmd_rank(args) -> int:
     if not ranking.ideas:
         print("no ideas to rank")
     else:
-        from ...benchmarks.harness.results import format_table
+        from ...tables import format_table
 
         rows = [[rank, points, ranking.buchholz[ranking.ideas.index(idea)], _where(idea),
                  idea.label + (f" (+{len(idea.merged)} merged)" if idea.merged else "")]
@@ -177,7 +177,7 @@ def cmd_check(args) -> int:
         print(json.dumps({"file": str(args.file), "skipped": found.skipped,
                           "ideas": [{**idea.to_json(), **v.to_json()} for idea, v in verdicts]}))
         return 0
-    from ...benchmarks.harness.results import format_table
+    from ...tables import format_table
 
     rows = []
     for idea, v in verdicts:
