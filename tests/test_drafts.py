@@ -338,7 +338,7 @@ def test_service_guesses_the_target_venue_from_the_preamble(index_path, tmp_path
     shutil.copytree(LATEX / "ICLR" / "iclr2024", root)
     service = Service(Settings(index_path=str(index_path), analyzers=("venue-style",), off_venue_percentile=1.0,
                                drafts_scorer="embedding"), cache_dir=tmp_path / "cache")
-    service._llm, service.engine.llm = FakeLLM(), FakeLLM()  # no model load: suggestions come from the fake
+    service.checker.use_llm(FakeLLM())  # no model load: suggestions come from the fake
     uri = (root / "iclr2024_conference.tex").as_uri()
     service.analyze(uri, "fast")
     state = service.analyze(uri, "llm")

@@ -337,7 +337,7 @@ def fake_judge(monkeypatch):
     from peerlint.server.commands import diff as diff_command
 
     judge, lm, embed = counting_judge()
-    monkeypatch.setattr(diff_command, "make_judge", lambda: judge)
+    monkeypatch.setattr(diff_command, "make_judge", lambda settings: judge)
     return judge
 
 
@@ -589,10 +589,8 @@ def test_outside_git_the_server_compares_with_the_text_at_open(tmp_path, monkeyp
     folder.mkdir()
     (folder / "draft.tex").write_text(DRAFT.read_text())
     uri = (folder / "draft.tex").as_uri()
-    buffers: dict[str, str] = {}
     judge, _, _ = counting_judge()
-    service = Service(Settings(analyzers=("revisions",)), read_buffer=buffers.get, workspace=folder,
-                      cache_dir=tmp_path / "cache")
+    service = Service(Settings(analyzers=("revisions",)), workspace=folder, cache_dir=tmp_path / "cache")
     monkeypatch.setattr(service, "revision_judge", lambda: judge)
     monkeypatch.setattr("peerlint.analyzers.drafts.paper_diff.WEAKER_MIN_PROBABILITY", 0.5)
 
@@ -602,15 +600,15 @@ def test_outside_git_the_server_compares_with_the_text_at_open(tmp_path, monkeyp
 
     assert weaker() == []  # never opened: the disk text is both versions
     service.opened(uri, DRAFT.read_text())
-    buffers[uri] = edited(DRAFT.read_text())
+    service.changed(uri, edited(DRAFT.read_text()))
     found = weaker()
     assert len(found) == 2 and all(j.message.startswith("revision reads weaker than the text at open (p = ")
                                    for j in found)
     assert "Previous version (the text at open): We argue that retrieval is the natural basis" in \
         next(j for j in found if j.chunk.text.startswith("We argue that retrieval")).evidence["explanation"]
-    (folder / "draft.tex").write_text(buffers[uri])  # saved: still compared with the text at open
+    (folder / "draft.tex").write_text(edited(DRAFT.read_text()))  # saved: still compared with the text at open
     assert len(weaker()) == 2
-    service.opened(uri, buffers[uri])  # reopened: the saved text is the previous version now
+    service.opened(uri, edited(DRAFT.read_text()))  # reopened: the saved text is the previous version now
     assert weaker() == []
 
 

@@ -13,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from ...analyzers.checker import Checker
 from ...errors import UserError
 from .common import display_path, load_settings, project_file, warn
 
@@ -32,13 +33,9 @@ def register(sub) -> None:
     p.set_defaults(handler=run)
 
 
-def make_judge():
+def make_judge(settings):
     """The shipped revisions model over the embedded LM (cached answers) and MiniLM for the ratings."""
-    from ...analyzers.drafts.revisions import make_judge as shipped_judge
-    from ...llm.select import make_llm
-    from ...index.embedding.embedder import Embedder
-
-    judge = shipped_judge(make_llm("embedded"), embed=Embedder().encode)
+    judge = Checker(settings, keep_judgments=False).revision_judge(ratings="own")
     if judge is None:
         raise UserError("no revisions model is shipped (analyzers/drafts/data/revisions_model.npz): "
                         "run `peerlint bench drafts --suite revisions` to train it")
@@ -130,12 +127,13 @@ def run(args: argparse.Namespace) -> int:
     from ...analyzers.project_check import parse_options
 
     file, root = project_file(args.file, args.root)
+    settings = load_settings(args.settings)
     try:
-        options = parse_options(load_settings(args.settings))
+        options = parse_options(settings)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     try:
-        result = diff_project(file, make_judge(), args.rev, options, workspace=Path.cwd(), root=root)
+        result = diff_project(file, make_judge(settings), args.rev, options, workspace=Path.cwd(), root=root)
     except LLMError as exc:
         raise UserError(f"revision judgments need the embedded language model: {exc} (see `peerlint doctor`)") from None
     if args.json:
