@@ -16,19 +16,29 @@ from pathlib import Path
 from typing import Callable, Sequence
 from urllib.parse import unquote, urlparse
 
-from ..latex.bibliography import BibEntry
 from ..analyzers.checker import Checker
-from ..latex.parse import LineIndex, line_index, selection_chunk
-from ..latex.wall import ProjectWall
+from ..analyzers.drafts.paper_diff import diff_project, explanation, revision_lenses, weaker_judgments
+from ..analyzers.drafts.previous_version import outside_git
+from ..analyzers.drafts.summaries import SectionSummary, summarise
+from ..analyzers.drafts.venue_guess import DraftDate, evidence_before
+from ..analyzers.ideas.idea_file import list_items_at
+from ..analyzers.ideas.nova_check import check_idea
+from ..analyzers.ideas.tournament import rank_items
 from ..analyzers.novelty.cancel import cancellable
 from ..analyzers.novelty.check import NoveltyChecker
-from ..analyzers.project_check import judged_with, read_bibliography, read_project
-from ..retrieval.retriever import HitView, Retriever
-from ..types import Chunk, Judgment, Position
-from ..analyzers.drafts.summaries import SectionSummary, missing_venue, summarise
-from ..analyzers.drafts.venue_guess import DraftDate, evidence_before
+from ..analyzers.prior_work import sec_related, with_provenance
+from ..analyzers.project_check import judged_with, parse_options, prepare
+from ..errors import UserError
+from ..index.build import build_index
 from ..index.embedding.embedder import cache_root
+from ..index.ingest.load import default_corpus_path, load_papers
+from ..latex.bibliography import BibEntry
+from ..latex.parse import LineIndex, line_index, selection_chunk
+from ..latex.wall import ProjectWall
+from ..llm.base import LLMError
+from ..retrieval.retriever import HitView, Retriever
 from ..settings import Settings
+from ..types import Chunk, Judgment, Position
 from .config import updated
 
 log = logging.getLogger("peerlint.server")
@@ -163,14 +173,11 @@ class Service:
         return text if text is not None else path.read_text(encoding="utf-8", errors="replace")
 
     def parse(self, uri: str) -> ProjectState:
-        retriever = self.retriever()
-        found = read_project(uri_to_path(uri), self.settings, self.workspace, self._read,
-                             embedder=retriever.index.embedder if retriever is not None else None)
+        ready = prepare(uri_to_path(uri), self.settings, self.workspace, self._read, retriever=self.retriever())
+        found = ready.found
         root, project = found.choice.root, found.project
         files = [p.as_uri() for p in project.files] or [uri]
-        venue_note = missing_venue(retriever.index, self.settings.target_venue or found.venue_guess) if retriever else ""
-        state = ProjectState(root, files, project.chunks, read_bibliography(project.bib_files), project.bib_files,
-                             warnings=found.judging_warnings + ([venue_note] if venue_note else []),
+        state = ProjectState(root, files, project.chunks, ready.bib, project.bib_files, warnings=ready.warnings,
                              venue_guess=found.venue_guess, date=found.date, wall=found.wall)
         with self._lock:
             old = self.projects.get(root)
@@ -255,12 +262,6 @@ class Service:
     def revision_judgments(self, state: ProjectState) -> list[Judgment]:
         """`revision-weaker` findings on the paragraphs that read worse than their previous version
         (analyzers/drafts/paper_diff.py): in git at `revisionBase` (HEAD), else as the editor opened them."""
-        from ..analyzers.drafts.paper_diff import diff_project, revision_lenses, weaker_judgments
-        from ..analyzers.drafts.previous_version import outside_git
-        from ..llm.base import LLMError
-        from ..analyzers.project_check import parse_options
-        from ..errors import UserError
-
         judge = self.revision_judge()
         state.revisions = []
         if judge is None:
@@ -336,8 +337,6 @@ class Service:
         retriever = self.retriever_for(chunk)
         if retriever is None:
             return []
-        from ..analyzers.prior_work import sec_related, with_provenance
-
         return [with_provenance(HitView.of(h), h) for h in sec_related(retriever, [chunk], k)[chunk.hash]]
 
     def hover(self, uri: str, line: int, character: int) -> tuple[Chunk, list[dict], list[Judgment]] | None:
@@ -355,8 +354,6 @@ class Service:
     def _revision_notes(self, uri: str, chunk: Chunk, found: list[Judgment]) -> list[Judgment]:
         """The verdict on the edited paragraph holding `chunk`, for the hover (not a diagnostic): both
         versions' ratings, what drove it, the previous text; none where `revision-weaker` already says it."""
-        from ..analyzers.drafts.paper_diff import explanation
-
         if any(j.code == "revision-weaker" for j in found):
             return []
         line = chunk.range.start.line
@@ -436,8 +433,6 @@ class Service:
     def nova_verdict(self, chunk: Chunk, llm):
         """NOVA's check of the text (one planned-retrieval round: each costs seconds on a CPU model),
         cached per text and model like the rest of *Check novelty*."""
-        from ..analyzers.ideas.nova_check import check_idea
-
         key = (chunk.hash, f"{getattr(llm, 'name', '')}:{getattr(llm, 'model', '')}")
         with self._lock:
             found = self._nova.get(key)
@@ -452,9 +447,6 @@ class Service:
     def rank_contributions(self, uri: str, line: int, character: int,
                            progress: Callable[[int, int], None] | None = None) -> dict:
         """Rank the `\\item`s of the list at the cursor with NOVA's Swiss tournament (5 rounds)."""
-        from ..analyzers.ideas.idea_file import list_items_at
-        from ..analyzers.ideas.tournament import rank_items
-
         source = self.document_text(uri)
         items = list_items_at(source, line_index(source).offset(Position(line, character)), uri)
         if len(items) < 2:
@@ -471,9 +463,6 @@ class Service:
 
     def rebuild_index(self) -> dict:
         """Rebuild from the corpus the current index was built from (the shipped one by default)."""
-        from ..index.build import build_index
-        from ..index.ingest.load import default_corpus_path, load_papers
-
         sources: list = [default_corpus_path()]
         opened = self.checker.opened_retriever
         if opened is not None and opened.index.manifest.sources:

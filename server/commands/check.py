@@ -7,12 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ...analyzers.checker import Checker
-from ...analyzers.drafts.paper_diff import diff_project, revision_lenses
-from ...analyzers.drafts.previous_version import outside_git
-from ...analyzers.project_check import check_file, parse_options
 from ...errors import UserError
-from ...llm.base import LLMError
 from .common import display_path, index_arg, load_settings, project_file, warn
 
 
@@ -29,10 +24,15 @@ def register(sub) -> None:
     p.set_defaults(handler=run)
 
 
-def revision_verdicts(file: Path, root: Path | None, checker: Checker, rev: str) -> list:
+def revision_verdicts(file: Path, root: Path | None, checker, rev: str) -> list:
     """The verdict (`paper_diff.RevisionLens`, as the editor's lens shows it) on each paragraph edited
     since `rev`; none outside git.  The LM is loaded only when a paragraph changed; a bad revision or a
     missing LM is a warning, not a failure."""
+    from ...analyzers.drafts.paper_diff import diff_project, revision_lenses  # see `run`
+    from ...analyzers.drafts.previous_version import outside_git
+    from ...analyzers.project_check import parse_options
+    from ...llm.base import LLMError
+
     if not rev or outside_git(root or file):
         return []
     settings = checker.settings
@@ -48,6 +48,10 @@ def revision_verdicts(file: Path, root: Path | None, checker: Checker, rev: str)
 
 
 def run(args: argparse.Namespace) -> int:
+    # the machinery loads when the command runs, not when `peerlint --help` builds every parser (~1 s of numpy & co)
+    from ...analyzers.checker import Checker
+    from ...analyzers.project_check import check_file
+
     file, root = project_file(args.file, args.root)
     checker = Checker(load_settings(args.settings), index_path=args.index, keep_judgments=False, warn=warn)
     retriever = checker.retriever()

@@ -13,8 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-from ...analyzers.checker import Checker
 from ...errors import UserError
+from ...tables import format_table
 from .common import display_path, load_settings, project_file, warn
 
 FIRST_WORDS = 8
@@ -35,6 +35,8 @@ def register(sub) -> None:
 
 def make_judge(settings):
     """The shipped revisions model over the embedded LM (cached answers) and MiniLM for the ratings."""
+    from ...analyzers.checker import Checker  # see `run`
+
     judge = Checker(settings, keep_judgments=False).revision_judge(ratings="own")
     if judge is None:
         raise UserError("no revisions model is shipped (analyzers/drafts/data/revisions_model.npz): "
@@ -76,8 +78,6 @@ def summary_objects(result) -> list[dict]:
 
 
 def print_text(result) -> None:
-    from ...tables import format_table
-
     for r in result.revisions:
         c = r.chunk
         p = f" (p = {r.probability:.2f})" if r.probability is not None else ""
@@ -122,9 +122,10 @@ def plot(result, path: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # the machinery loads when the command runs, not when `peerlint --help` builds every parser
     from ...analyzers.drafts.paper_diff import diff_project
-    from ...llm.base import LLMError
     from ...analyzers.project_check import parse_options
+    from ...llm.base import LLMError
 
     file, root = project_file(args.file, args.root)
     settings = load_settings(args.settings)
