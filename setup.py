@@ -7,7 +7,7 @@ found here, so a new capability folder needs no edit of the build files.
 
 from setuptools import find_packages, setup
 
-TOP_LEVEL = ("server", "analyzers", "index", "benchmarks")
+TOP_LEVEL = ("server", "analyzers", "latex", "llm", "retrieval", "index", "benchmarks")
 
 packages = ["peerlint"]
 for top in TOP_LEVEL:

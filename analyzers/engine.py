@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .registry import engine_factories
-from .retrieval.bibliography import BibEntry, Bibliography
-from .types import AnalysisContext, Analyzer, Chunk, Judgment
+from ..latex.bibliography import BibEntry, Bibliography
+from ..types import AnalysisContext, Analyzer, Chunk, Judgment
 
 log = logging.getLogger(__name__)
 

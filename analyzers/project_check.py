@@ -14,12 +14,12 @@ from typing import Callable
 
 from .drafts.summaries import SectionSummary, missing_venue, summarise
 from .drafts.venue_guess import DraftDate, draft_date, evidence_before, guess_venue
-from .retrieval.bibliography import BibEntry, read_bib_files
+from ..latex.bibliography import BibEntry, read_bib_files
 from .engine import Engine
-from .latex.parse import ParseOptions
-from .latex.project import ProjectParse, RootChoice, parse_project, pick_root
-from .latex.wall import ProjectWall
-from .types import Chunk, Judgment
+from ..latex.parse import ParseOptions
+from ..latex.project import ProjectParse, RootChoice, parse_project, pick_root
+from ..latex.wall import ProjectWall
+from ..types import Chunk, Judgment
 
 
 @dataclass
@@ -96,22 +96,39 @@ def read_bibliography(paths: list[Path]) -> list[BibEntry] | None:
     return read_bib_files(existing) if existing else None
 
 
-def check_file(path: Path, engine: Engine, workspace: Path | None = None,
-               read: Callable[[Path], str] | None = None, tier: str = "fast", root: Path | None = None) -> CheckResult:
-    """`root` overrides the root file found from `path`; a choice among several roots is a warning.
-    Chunks are cut by the embedding model's own token count, as the server cuts them, so that
+@dataclass
+class PreparedProject:
+    """A project read and ready to judge: its `.bib` entries, the settings it is judged with, and what
+    to tell the user (`judging_warnings`, and a target venue the index does not hold)."""
+
+    found: ProjectRead
+    bib: list[BibEntry] | None
+    settings: object  # peerlint.settings.Settings, with `judged_with`'s venue and date
+    warnings: list[str]
+
+
+def prepare(path: Path, settings, workspace: Path | None = None, read: Callable[[Path], str] | None = None,
+            root: Path | None = None, retriever=None) -> PreparedProject:
+    """`read_project`, then what judging it needs, the same for `peerlint check` and the server.
+    Chunks are cut by the embedding model's own token count (the retriever's index's), so that
     `peerlint check` and the editor judge the same paragraphs."""
-    retriever = engine.retriever
-    found = read_project(path, engine.settings, workspace, read, root,
+    found = read_project(path, settings, workspace, read, root,
                          embedder=retriever.index.embedder if retriever is not None else None)
     bib = read_bibliography(found.project.bib_files)
-    settings = judged_with(engine.settings, found.venue_guess, found.date)
-    report = engine.run(found.project.chunks, tier, bib, settings=settings)
+    judged = judged_with(settings, found.venue_guess, found.date)
+    venue_note = missing_venue(retriever.index, judged.target_venue) if retriever is not None else ""
+    return PreparedProject(found, bib, judged, found.judging_warnings + ([venue_note] if venue_note else []))
+
+
+def check_file(path: Path, engine: Engine, workspace: Path | None = None,
+               read: Callable[[Path], str] | None = None, tier: str = "fast", root: Path | None = None) -> CheckResult:
+    """`root` overrides the root file found from `path`; a choice among several roots is a warning."""
+    ready = prepare(path, engine.settings, workspace, read, root, engine.retriever)
+    found, settings = ready.found, ready.settings
+    report = engine.run(found.project.chunks, tier, ready.bib, settings=settings)
     summaries = summarise(found.project.chunks, engine.retriever, settings.target_venue) if settings.section_summaries else []
-    venue_note = missing_venue(retriever.index, settings.target_venue) if retriever is not None else ""
-    warnings = found.judging_warnings + ([venue_note] if venue_note else []) + report.errors
-    return CheckResult(found.choice.root, found.project.chunks, report.judgments, warnings, bib,
-                       summaries)
+    return CheckResult(found.choice.root, found.project.chunks, report.judgments, ready.warnings + report.errors,
+                       ready.bib, summaries)
 
 
 def _text_of(path: Path, read: Callable[[Path], str] | None) -> str:

@@ -13,8 +13,8 @@ from typing import Callable
 
 from .drafts.quality import QualityAnalyzer
 from .drafts.venue_style import VenueStyleAnalyzer
-from .retrieval.prior_work import PriorWorkAnalyzer
-from .types import Analyzer
+from .prior_work import PriorWorkAnalyzer
+from ..types import Analyzer
 
 
 @dataclass(frozen=True)

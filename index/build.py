@@ -13,7 +13,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .hashing import text_hash
+from ..hashing import text_hash
 from .embedding.cache import EmbeddingCache
 from .embedding.embedder import DIM, Embedder
 from .embedding.prebuilt import Seeded, seed_cache

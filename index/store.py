@@ -424,7 +424,7 @@ class VectorIndex:
         return out
 
     def search(self, text: str, k: int = 10, flt: SearchFilter | None = None) -> list[Hit]:
-        """Dense search by a text; text queries of the product go through `analyzers/retrieval/retriever.py`."""
+        """Dense search by a text; text queries of the product go through `retrieval/retriever.py`."""
         return self.search_vector(self.embed([text])[0], k, flt)
 
     def close(self) -> None:

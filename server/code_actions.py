@@ -10,10 +10,10 @@ from pathlib import Path
 
 from lsprotocol import types as lsp
 
-from ..analyzers.retrieval.bibliography import Bibliography, bibtex_entry, make_key, parse_bib
-from ..analyzers.latex.parse import LineIndex
-from ..analyzers.latex.wall import ProjectWall
-from ..analyzers.types import Chunk
+from ..latex.bibliography import Bibliography, bibtex_entry, make_key, parse_bib
+from ..latex.parse import LineIndex
+from ..latex.wall import ProjectWall
+from ..types import Chunk
 from ..index.papers import Paper
 
 CITE_CODES = ("close-prior-work", "missing-related-work")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from lsprotocol import types as lsp
 
-from ..analyzers.types import Judgment, Range
+from ..types import Judgment, Range
 
 SOURCE = "peerlint"
 SEVERITY = {

@@ -44,7 +44,7 @@ def components(index_path: Path) -> list[Component]:
                               ("pylatexenc", "pylatexenc", "pip install pylatexenc"),
                               ("ollama", "ollama", "pip install ollama")):
         out.append(_dist(dist, module, fix))
-    from ..analyzers.llm.select import describe_backends
+    from ..llm.select import describe_backends
 
     for b in describe_backends():
         out.append(Component(f"llm: {b.name}", b.available, b.version, b.detail, optional=b.name == "ollama"))
@@ -63,7 +63,7 @@ def components(index_path: Path) -> list[Component]:
 
 def model_components() -> list[Component]:
     """One line per packaged LLM: its packages, size, hash, licence, and installed or the command that installs it."""
-    from ..analyzers.llm import models
+    from ..llm import models
 
     out = []
     for name in models.MODELS:
@@ -76,7 +76,7 @@ def model_components() -> list[Component]:
 def run_doctor(index_path: Path, as_json: bool = False, backend: str = "auto", model: str | None = None,
                host: str | None = None) -> int:
     """`backend`, `model`, `host`: the user's settings, so the destination shown is the one prompts take."""
-    from ..analyzers.llm.select import prompt_destination
+    from ..llm.select import prompt_destination
 
     parts = components(index_path)
     dest = prompt_destination(backend, model, host)

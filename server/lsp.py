@@ -26,7 +26,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from ..analyzers.latex.positions import LineIndex
+from ..latex.positions import LineIndex
 from ..analyzers.novelty.cancel import CheckCancelled
 from .code_actions import cite_action, cite_edit, cite_targets, disable_actions, edit_inside, paper_from_hit
 from .diagnostics import hover_markdown, to_diagnostic
@@ -46,7 +46,7 @@ COMMANDS = ("peerlint.cite", "peerlint.checkNovelty", "peerlint.relatedWork", "p
 class PeerlintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("peerlint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
-        self.service = Service(read_buffer=self.buffer_text)
+        self.service = Service()
         self.fast_worker = ThreadPoolExecutor(1, thread_name_prefix="peerlint-fast")
         self.llm_worker = ThreadPoolExecutor(1, thread_name_prefix="peerlint-llm")
         self.pending: dict[str, asyncio.Task] = {}
@@ -336,7 +336,13 @@ def did_open(ls: PeerlintServer, params: lsp.DidOpenTextDocumentParams) -> None:
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: PeerlintServer, params: lsp.DidChangeTextDocumentParams) -> None:
     if ls.version_of(params.text_document.uri) is not None:  # a change to a document never opened is ignored
+        ls.service.changed(params.text_document.uri, ls.buffer_text(params.text_document.uri))  # pygls applied the edit
         ls.schedule(params.text_document.uri, ls.service.settings.debounce_ms / 1000)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: PeerlintServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    ls.service.closed(params.text_document.uri)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)

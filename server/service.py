@@ -1,7 +1,10 @@
 """Everything the language server does, as plain methods that tests call without a server.
 
-`server/lsp.py` only translates LSP messages to these calls and back. State lives here: the
-settings, the open index, the engine with its judgment cache, and the last parse of each project.
+`server/lsp.py` only translates LSP messages to these calls and back, and hands down the text of
+every document the editor opens or changes (`opened`, `changed`, `closed`). State kept here is the
+editor session's: the settings, the open documents, the last parse of each project and what was
+published. The index, the retriever, the LLM and the engine belong to the `Checker`
+(analyzers/checker.py), built as `peerlint check` builds it.
 """
 
 from __future__ import annotations
@@ -13,21 +16,30 @@ from pathlib import Path
 from typing import Callable, Sequence
 from urllib.parse import unquote, urlparse
 
-from ..analyzers.retrieval.bibliography import BibEntry
-from ..analyzers.engine import Engine, llm_failure
-from ..analyzers.latex.parse import LineIndex, line_index, selection_chunk
-from ..analyzers.latex.wall import ProjectWall
+from ..analyzers.checker import Checker
+from ..analyzers.drafts.paper_diff import diff_project, explanation, revision_lenses, weaker_judgments
+from ..analyzers.drafts.previous_version import outside_git
+from ..analyzers.drafts.summaries import SectionSummary, summarise
+from ..analyzers.drafts.venue_guess import DraftDate, evidence_before
+from ..analyzers.ideas.idea_file import list_items_at
+from ..analyzers.ideas.nova_check import check_idea
+from ..analyzers.ideas.tournament import rank_items
 from ..analyzers.novelty.cancel import cancellable
 from ..analyzers.novelty.check import NoveltyChecker
-from ..analyzers.project_check import judged_with, read_bibliography, read_project
-from ..analyzers.retrieval.retriever import HitView, Retriever
-from ..analyzers.types import Chunk, Judgment, Position
-from ..analyzers.drafts.summaries import SectionSummary, missing_venue, summarise
-from ..analyzers.drafts.venue_guess import DraftDate, evidence_before
-from ..index.build import default_index_path
+from ..analyzers.prior_work import sec_related, with_provenance
+from ..analyzers.project_check import judged_with, parse_options, prepare
+from ..errors import UserError
+from ..index.build import build_index
 from ..index.embedding.embedder import cache_root
-from ..index.store import IndexError_, build_command, open_index
-from .config import Settings
+from ..index.ingest.load import default_corpus_path, load_papers
+from ..latex.bibliography import BibEntry
+from ..latex.parse import LineIndex, line_index, selection_chunk
+from ..latex.wall import ProjectWall
+from ..llm.base import LLMError
+from ..retrieval.retriever import HitView, Retriever
+from ..settings import Settings
+from ..types import Chunk, Judgment, Position
+from .config import updated
 
 log = logging.getLogger("peerlint.server")
 
@@ -73,123 +85,99 @@ class ProjectState:
 
 
 class Service:
-    def __init__(self, settings: Settings | None = None, read_buffer: Callable[[str], str | None] = lambda uri: None,
-                 workspace: Path | None = None, cache_dir: Path | None = None):
+    def __init__(self, settings: Settings | None = None, workspace: Path | None = None, cache_dir: Path | None = None):
         self.settings = settings or Settings()
-        self.read_buffer = read_buffer
         self.workspace = workspace
         self.cache_dir = cache_dir or cache_root()
-        self.index_error: str | None = None
-        self.llm_error: str | None = None
-        self.llm_note: str | None = None  # the judge in use is not the one configured, and why
-        self._retriever: Retriever | None = None
-        self._llm = None
-        self._novelty: NoveltyChecker | None = None
+        self.checker = Checker(self.settings, self.cache_dir)
         self._nova: dict[tuple[str, str], object] = {}
-        self._revision_judge = None  # analyzers/drafts/revisions.RevisionJudge, made at the first revisions check
+        self._buffers: dict[Path, str] = {}  # the editor's text of each open document, as it sent it
         self._at_open: dict[Path, str] = {}  # each opened file's text then: the previous version outside git
         self._lock = threading.RLock()
         self.projects: dict[Path, ProjectState] = {}
-        self.engine = Engine(self.settings, cache_path=self.cache_dir / "judgments.sqlite")
 
-    # -- services, opened lazily -----------------------------------------------------------
+    # -- what the checker owns, as the server asks for it ---------------------------------------
+    @property
+    def engine(self):
+        return self.checker.engine
+
     @property
     def index_path(self) -> Path:
-        return Path(self.settings.index_path).expanduser() if self.settings.index_path else default_index_path()
+        return self.checker.index_path
+
+    @property
+    def index_error(self) -> str | None:
+        return self.checker.index_error
+
+    @property
+    def llm_error(self) -> str | None:
+        return self.checker.llm_error
+
+    @property
+    def llm_note(self) -> str | None:
+        return self.checker.llm_note
 
     def retriever(self) -> Retriever | None:
-        """The open index, or None with `index_error` set to the exact fix."""
-        with self._lock:
-            if self._retriever is None and self.index_error is None:
-                try:
-                    index = open_index(self.index_path)
-                    index.embed_queries(self.settings.query_embedding)
-                    index.keep_query_vectors(self.cache_dir)  # a restart re-embeds nothing
-                    self._retriever = Retriever(index, self.settings.search_mode, self.settings.published_before or None)
-                    self.engine.retriever = self._retriever
-                except IndexError_ as exc:
-                    self.index_error = str(exc)
-                except Exception as exc:  # a damaged file the store did not foresee
-                    self.index_error = f"cannot open the index at {self.index_path} ({exc}): run `{build_command(self.index_path)}`"
-            return self._retriever
+        return self.checker.retriever()
 
     def reload_index(self) -> None:
-        with self._lock:
-            self._retriever = None
-            self.index_error = None
-            self.engine.retriever = None
-        self.retriever()
+        self.checker.reload_index()
 
     def llm(self):
-        with self._lock:
-            if self._llm is None:
-                from ..analyzers.llm.select import make_llm
-
-                try:
-                    self._llm = make_llm(self.settings.backend, self.settings.model or None,
-                                         self.settings.ollama_host or None, cache_dir=self.cache_dir,
-                                         timeout=max(1, self.settings.llm_timeout_s))
-                    self.engine.llm = self._llm
-                    self.llm_error = None
-                    # not the judge asked for (a packaged model not installed, an Ollama model not pulled):
-                    # said once, naming the fix and the judge that answers instead
-                    self.llm_note = getattr(self._llm, "note", "") or None
-                except Exception as exc:
-                    self.llm_error = f"LLM backend unavailable ({exc}); the embedding checks keep working"
-            return self._llm
+        return self.checker.llm()
 
     def note_llm_health(self, failure: str | None = None) -> None:
-        """`llm_error` says, in one stable message, that the LLM is down (the server shows it once)."""
-        failure = failure or llm_failure(self._llm)
-        if failure:
-            self.llm_error = f"LLM checks unavailable: {failure}; the embedding checks keep working"
-        elif self._llm is not None:
-            self.llm_error = None
+        self.checker.note_llm_health(failure)
 
     def novelty_checker(self) -> NoveltyChecker:
-        """The calibrated novelty score over the open index (trained once per index build, then cached)."""
-        with self._lock:
-            retriever = self.retriever()
-            if self._novelty is None or self._novelty.retriever is not retriever:
-                self._novelty = NoveltyChecker(retriever, self.cache_dir)
-            return self._novelty
+        return self.checker.novelty_checker()
+
+    def revision_judge(self):
+        return self.checker.revision_judge()
 
     def update_settings(self, raw, warn: Callable[[str], None]) -> bool:
         """Apply editor settings; True when a change can alter findings (then callers re-analyse)."""
-        new = self.settings.updated(raw, warn)
+        new = updated(self.settings, raw, warn)
         if new == self.settings:
             return False
         affects_findings = replace(new, debounce_ms=0, log_file="") != replace(self.settings, debounce_ms=0, log_file="")
-        index_changed = (new.index_path, new.query_embedding) != (self.settings.index_path, self.settings.query_embedding)
-        llm_changed = ((new.backend, new.model, new.ollama_host, new.llm_timeout_s)
-                       != (self.settings.backend, self.settings.model, self.settings.ollama_host, self.settings.llm_timeout_s))
         self.settings = new
-        self.engine.settings = new
-        with self._lock:
-            if self._retriever is not None:
-                self._retriever.configure(new.search_mode, new.published_before or None)
-        if index_changed:
-            self.reload_index()
-        if llm_changed:
-            with self._lock:
-                self._llm = None
-                self.engine.llm = None
+        self.checker.configure(new)
         return affects_findings
+
+    # -- the documents the editor holds ----------------------------------------------------------
+    def opened(self, uri: str, text: str) -> None:
+        """The editor opened `uri` with `text`: judged as it is, and kept as the previous version
+        outside git (`revision-weaker` compares with the text at open)."""
+        with self._lock:
+            self._buffers[uri_to_path(uri)] = text
+            self._at_open[uri_to_path(uri)] = text
+
+    def changed(self, uri: str, text: str) -> None:
+        """The editor's whole text of `uri` after an edit."""
+        with self._lock:
+            self._buffers[uri_to_path(uri)] = text
+
+    def closed(self, uri: str) -> None:
+        """Closed in the editor: the file on disk is its text again."""
+        with self._lock:
+            self._buffers.pop(uri_to_path(uri), None)
+
+    def buffer(self, path: Path) -> str | None:
+        with self._lock:
+            return self._buffers.get(Path(path))
 
     # -- reading the project ---------------------------------------------------------------
     def _read(self, path: Path) -> str:
-        text = self.read_buffer(path.as_uri())
+        text = self.buffer(path)
         return text if text is not None else path.read_text(encoding="utf-8", errors="replace")
 
     def parse(self, uri: str) -> ProjectState:
-        retriever = self.retriever()
-        found = read_project(uri_to_path(uri), self.settings, self.workspace, self._read,
-                             embedder=retriever.index.embedder if retriever is not None else None)
+        ready = prepare(uri_to_path(uri), self.settings, self.workspace, self._read, retriever=self.retriever())
+        found = ready.found
         root, project = found.choice.root, found.project
         files = [p.as_uri() for p in project.files] or [uri]
-        venue_note = missing_venue(retriever.index, self.settings.target_venue or found.venue_guess) if retriever else ""
-        state = ProjectState(root, files, project.chunks, read_bibliography(project.bib_files), project.bib_files,
-                             warnings=found.judging_warnings + ([venue_note] if venue_note else []),
+        state = ProjectState(root, files, project.chunks, ready.bib, project.bib_files, warnings=ready.warnings,
                              venue_guess=found.venue_guess, date=found.date, wall=found.wall)
         with self._lock:
             old = self.projects.get(root)
@@ -244,7 +232,8 @@ class Service:
         if tier == "llm":
             self.note_llm_health(report.llm_unavailable)
         state.warnings.extend(report.errors)
-        notice = self._retriever.notice if self._retriever is not None else None
+        opened = self.checker.opened_retriever
+        notice = opened.notice if opened is not None else None
         if notice and notice not in state.warnings:  # an index too old for lexical search: shown once
             state.warnings.append(notice)
         by_uri = {u: [j for j in state.judgments.get(u, []) if self._tier_of(j.code) != tier] for u in state.files}
@@ -265,11 +254,6 @@ class Service:
             state.summaries_key = key
         return [s for s in state.summaries if s.uri == uri]
 
-    def opened(self, uri: str, text: str) -> None:
-        """Keep the text a file had when the editor opened it: outside git, the previous version."""
-        with self._lock:
-            self._at_open[uri_to_path(uri)] = text
-
     def _text_at_open(self, path: Path) -> str:
         with self._lock:
             text = self._at_open.get(Path(path))
@@ -278,12 +262,6 @@ class Service:
     def revision_judgments(self, state: ProjectState) -> list[Judgment]:
         """`revision-weaker` findings on the paragraphs that read worse than their previous version
         (analyzers/drafts/paper_diff.py): in git at `revisionBase` (HEAD), else as the editor opened them."""
-        from ..analyzers.drafts.paper_diff import diff_project, revision_lenses, weaker_judgments
-        from ..analyzers.drafts.previous_version import outside_git
-        from ..analyzers.llm.base import LLMError
-        from ..analyzers.project_check import parse_options
-        from ..errors import UserError
-
         judge = self.revision_judge()
         state.revisions = []
         if judge is None:
@@ -311,20 +289,6 @@ class Service:
         if state is None or "revisions" not in self.settings.analyzers:
             return []
         return [lens for lens in state.revisions if lens.uri == uri]
-
-    def revision_judge(self):
-        """The shipped revisions model over the embedded LM, made once (None when no model is shipped)."""
-        with self._lock:
-            if self._revision_judge is None:
-                from ..analyzers.drafts.revisions import make_judge
-                from ..analyzers.llm.select import make_llm
-                from ..analyzers.types import text_hash
-
-                retriever = self.retriever()
-                embed = (lambda texts: retriever.vectors(texts, [text_hash(t) for t in texts])) if retriever else None
-                self._revision_judge = make_judge(make_llm("embedded", cache_dir=self.cache_dir), embed,
-                                                  retriever.index if retriever else None)
-            return self._revision_judge
 
     def _tier_of(self, code: str) -> str:
         for analyzer in self.engine.analyzers("fast"):
@@ -373,8 +337,6 @@ class Service:
         retriever = self.retriever_for(chunk)
         if retriever is None:
             return []
-        from ..analyzers.retrieval.prior_work import sec_related, with_provenance
-
         return [with_provenance(HitView.of(h), h) for h in sec_related(retriever, [chunk], k)[chunk.hash]]
 
     def hover(self, uri: str, line: int, character: int) -> tuple[Chunk, list[dict], list[Judgment]] | None:
@@ -392,8 +354,6 @@ class Service:
     def _revision_notes(self, uri: str, chunk: Chunk, found: list[Judgment]) -> list[Judgment]:
         """The verdict on the edited paragraph holding `chunk`, for the hover (not a diagnostic): both
         versions' ratings, what drove it, the previous text; none where `revision-weaker` already says it."""
-        from ..analyzers.drafts.paper_diff import explanation
-
         if any(j.code == "revision-weaker" for j in found):
             return []
         line = chunk.range.start.line
@@ -417,7 +377,7 @@ class Service:
         """The editor's buffer, else the file on disk if a project peerlint read holds it; a request
         naming any other file reads nothing (the wall holds for requests too)."""
         path = uri_to_path(uri)
-        text = self.read_buffer(path.as_uri())
+        text = self.buffer(path)
         if text is not None:
             return text
         with self._lock:
@@ -430,13 +390,13 @@ class Service:
         return state.wall if state is not None else None
 
     def status(self) -> dict:
-        retriever = self._retriever
+        retriever, llm = self.checker.opened_retriever, self.checker.opened_llm
         return {
             "index": {"path": str(self.index_path), "ok": retriever is not None, "error": self.index_error,
                       "papers": len(retriever.index) if retriever else 0},
-            "llm": {"backend": getattr(self._llm, "name", None), "model": getattr(self._llm, "model", None),
+            "llm": {"backend": getattr(llm, "name", None), "model": getattr(llm, "model", None),
                     "error": self.llm_error, "configured": self.settings.backend, "note": self.llm_note,
-                    "judge": getattr(self._llm, "judge", None)},
+                    "judge": getattr(llm, "judge", None)},
             "analyzed": dict(self.engine.calls), "embedded": retriever.embedded if retriever else 0,
             "projects": [str(p) for p in self.projects],
             "analyzers": list(self.settings.analyzers),
@@ -473,8 +433,6 @@ class Service:
     def nova_verdict(self, chunk: Chunk, llm):
         """NOVA's check of the text (one planned-retrieval round: each costs seconds on a CPU model),
         cached per text and model like the rest of *Check novelty*."""
-        from ..analyzers.ideas.nova_check import check_idea
-
         key = (chunk.hash, f"{getattr(llm, 'name', '')}:{getattr(llm, 'model', '')}")
         with self._lock:
             found = self._nova.get(key)
@@ -489,9 +447,6 @@ class Service:
     def rank_contributions(self, uri: str, line: int, character: int,
                            progress: Callable[[int, int], None] | None = None) -> dict:
         """Rank the `\\item`s of the list at the cursor with NOVA's Swiss tournament (5 rounds)."""
-        from ..analyzers.ideas.idea_file import list_items_at
-        from ..analyzers.ideas.tournament import rank_items
-
         source = self.document_text(uri)
         items = list_items_at(source, line_index(source).offset(Position(line, character)), uri)
         if len(items) < 2:
@@ -508,12 +463,10 @@ class Service:
 
     def rebuild_index(self) -> dict:
         """Rebuild from the corpus the current index was built from (the shipped one by default)."""
-        from ..index.build import build_index
-        from ..index.ingest.load import default_corpus_path, load_papers
-
         sources: list = [default_corpus_path()]
-        if self._retriever is not None and self._retriever.index.manifest.sources:
-            sources = [Path(s) for s in self._retriever.index.manifest.sources]
+        opened = self.checker.opened_retriever
+        if opened is not None and opened.index.manifest.sources:
+            sources = [Path(s) for s in opened.index.manifest.sources]
         papers = load_papers(sources, warn=lambda m: log.warning("%s", m))
         report = build_index(papers, self.index_path, sources=[str(s) for s in sources], show_progress=False)
         self.reload_index()

@@ -8,7 +8,7 @@ from typing import Sequence
 
 import pytest
 
-from peerlint.analyzers.llm.base import ChoiceScores, GenerateParams, LLMUnavailable, normalise_logprobs
+from peerlint.llm.base import ChoiceScores, GenerateParams, LLMUnavailable, normalise_logprobs
 
 SCHEMA = {
     "type": "object",
@@ -28,7 +28,7 @@ SMALL = GenerateParams(max_tokens=24)
 def _model_missing() -> str | None:
     if importlib.util.find_spec("llama_cpp") is None:
         return "llama-cpp-python is not installed"
-    from peerlint.analyzers.llm.embedded import find_gguf
+    from peerlint.llm.embedded import find_gguf
 
     try:
         find_gguf()
@@ -50,7 +50,7 @@ def closed_port() -> int:
 
 @pytest.fixture(scope="session")
 def embedded():
-    from peerlint.analyzers.llm.embedded import EmbeddedLLM
+    from peerlint.llm.embedded import EmbeddedLLM
 
     return EmbeddedLLM()
 
@@ -58,7 +58,7 @@ def embedded():
 @pytest.fixture
 def loopback():
     """A fresh loopback Ollama per test (the model itself is loaded once per process)."""
-    from peerlint.analyzers.llm.loopback import LoopbackOllama
+    from peerlint.benchmarks.harness.loopback import LoopbackOllama
 
     with LoopbackOllama() as server:
         yield server

@@ -34,7 +34,7 @@ def test_train_adapter_run_writes_a_small_keyed_file_and_both_rows(tmp_path, cap
 
 
 def test_adapter_rows_move_only_queries(vector_index):
-    from peerlint.analyzers.retrieval.related_work import RelatedWork
+    from peerlint.retrieval.related_work import RelatedWork
 
     assert _rows("adapter") == list(ADAPTED) and not any(r.default for r in ADAPTED)
     paper = vector_index.paper(0)

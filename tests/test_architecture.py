@@ -12,10 +12,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 FOLDERS = {"peerlint": "peerlint", "server": "peerlint.server", "analyzers": "peerlint.analyzers",
+           "latex": "peerlint.latex", "llm": "peerlint.llm", "retrieval": "peerlint.retrieval",
            "index": "peerlint.index", "benchmarks": "peerlint.benchmarks"}
-# a layer may import its own and lower layers only
-FORBIDDEN = {"peerlint.index": ("peerlint.analyzers", "peerlint.server", "peerlint.benchmarks"),
-             "peerlint.analyzers": ("peerlint.server", "peerlint.benchmarks")}
+# the layers, lowest first (docs/architecture.md): a module imports its own layer and lower ones only;
+# the folders of one layer are peers and do not import each other. `peerlint/` itself is the bottom.
+LAYERS = (("peerlint",), ("index",), ("latex", "llm", "retrieval"), ("analyzers",), ("server", "benchmarks"))
+TOPS = {top: rank for rank, layer in enumerate(LAYERS) for top in layer}
+PEERS_MAY_IMPORT = {("server", "benchmarks"), ("benchmarks", "server")}  # `peerlint bench`; benches drive the server
 
 
 def _modules() -> dict[str, Path]:
@@ -90,8 +93,8 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_sees_real_imports():
     graph = import_graph()
-    assert "peerlint.analyzers.latex.parse" in graph["peerlint.analyzers.latex.project"]
-    assert "peerlint.analyzers.latex.tables" in graph["peerlint.analyzers.latex.parse"]  # `from . import tables as T`
+    assert "peerlint.latex.parse" in graph["peerlint.latex.project"]
+    assert "peerlint.latex.tables" in graph["peerlint.latex.parse"]  # `from . import tables as T`
     assert "peerlint.server.commands.bench" in graph["peerlint.server.cli"]
 
 
@@ -103,10 +106,34 @@ def test_no_import_cycles():
     assert _cycles(import_graph()) == []
 
 
+def folder_of(module: str) -> str:
+    """The top-level folder a module lives in ("peerlint" for the package root's own modules)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in TOPS else "peerlint"
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    bad = []
+    for module, deps in graph.items():
+        if module == "peerlint.__main__":  # `python -m peerlint` starts the CLI: the one way down from the top
+            continue
+        mine = folder_of(module)
+        for dep in deps:
+            theirs = folder_of(dep)
+            if TOPS[theirs] > TOPS[mine] or (TOPS[theirs] == TOPS[mine] and theirs != mine
+                                              and (mine, theirs) not in PEERS_MAY_IMPORT):
+                bad.append((module, dep))
+    return sorted(bad)
+
+
+def test_layer_rule_catches_an_upward_import():
+    assert layer_violations({"peerlint.types": {"peerlint.latex.parse"}}) == [("peerlint.types", "peerlint.latex.parse")]
+    assert layer_violations({"peerlint.latex.parse": {"peerlint.llm.base"}}) != []  # peers stay apart
+    assert layer_violations({"peerlint.analyzers.engine": {"peerlint.latex.parse", "peerlint.types"}}) == []
+
+
 def test_lower_layers_never_import_higher_ones():
-    bad = [(module, dep) for module, deps in import_graph().items() for layer, banned in FORBIDDEN.items()
-           if module.startswith(layer + ".") or module == layer for dep in deps if dep.startswith(banned)]
-    assert bad == []
+    assert layer_violations(import_graph()) == []
 
 
 def test_every_module_imports_on_its_own():
@@ -122,16 +149,16 @@ def test_every_module_imports_on_its_own():
             "        failed.append(f'{n}: {e!r}')\nprint('\\n'.join(failed))\nsys.exit(1 if failed else 0)\n")
     run = subprocess.run([sys.executable, "-c", code, *names], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert importlib.import_module("peerlint.analyzers.latex.project")
+    assert importlib.import_module("peerlint.latex.project")
 
 
 def test_architecture_page_names_real_folders():
     text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
     section = text.split("## The layers", 1)[1].split("\n## ", 1)[0]
-    folders = set(re.findall(r"`((?:server|analyzers|index|benchmarks|clients|tests|peerlint)(?:/[\w.-]+)*/)`", section))
+    folders = set(re.findall(r"`((?:server|analyzers|latex|llm|retrieval|index|benchmarks|clients|tests|peerlint)(?:/[\w.-]+)*/)`", section))
     assert len(folders) >= 15, folders
     missing = sorted(f for f in folders if not (REPO / f).is_dir())
     assert missing == []
-    packages = {str(p.parent.relative_to(REPO)) + "/" for top in ("server", "analyzers", "index", "benchmarks")
+    packages = {str(p.parent.relative_to(REPO)) + "/" for top in set(FOLDERS) - {"peerlint"}
                 for p in (REPO / top).rglob("__init__.py")}
     assert sorted(packages - folders) == [], "every package folder has its line in docs/architecture.md"

@@ -5,17 +5,18 @@ from __future__ import annotations
 import bibtexparser
 from hypothesis import given, settings as hsettings, strategies as st
 
-from peerlint.analyzers.retrieval.bibliography import Bibliography, bibtex_entry, make_key, parse_bib
+from peerlint.latex.bibliography import Bibliography, bibtex_entry, make_key, parse_bib
 from peerlint.index.papers import Paper
 from peerlint.server.code_actions import cite_edit
-from peerlint.server.config import Settings
+from peerlint.server.config import updated
+from peerlint.settings import Settings
 
 from lsp_support import apply_text_edits
 
 
 def test_settings_accept_camel_and_snake_case_and_nested_sections():
     warnings: list[str] = []
-    s = Settings().updated({"peerlint": {"indexPath": "/x", "debounce_ms": 120, "severity": {"novelty": "hint"}}},
+    s = updated(Settings(), {"peerlint": {"indexPath": "/x", "debounce_ms": 120, "severity": {"novelty": "hint"}}},
                            warnings.append)
     assert (s.index_path, s.debounce_ms, s.severity["novelty"]) == ("/x", 120, "hint")
     assert s.severity["close-prior-work"] == "warning"  # untouched codes keep their default
@@ -24,14 +25,14 @@ def test_settings_accept_camel_and_snake_case_and_nested_sections():
 
 def test_bad_settings_are_reported_and_old_values_kept():
     warnings: list[str] = []
-    s = Settings().updated({"debounceMs": "fast", "backend": "gpt5", "closePriorWorkThreshold": 3,
+    s = updated(Settings(), {"debounceMs": "fast", "backend": "gpt5", "closePriorWorkThreshold": 3,
                             "severity": {"close-prior-work": "loud"}, "analyzers": ["nope"], "colour": "red",
                             "latexCommands": {"\\foo{}": "explode"}}, warnings.append)
     assert s == Settings()
     text = "\n".join(warnings)
     for key in ("debounceMs", "backend", "closePriorWorkThreshold", "severity", "analyzers", "colour", "latexCommands"):
         assert key in text
-    assert Settings().updated("not a dict", warnings.append) == Settings()
+    assert updated(Settings(), "not a dict", warnings.append) == Settings()
 
 
 PAPER = Paper(id="coling2020-1", title="Dual Attention Model for Citation Recommendation", abstract="",

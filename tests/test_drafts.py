@@ -11,9 +11,9 @@ import pytest
 from peerlint.analyzers.drafts.heads import LinearHead, VenueHead, paper_matrix
 from peerlint.analyzers.drafts.scoring import SCALE, DraftScorer, aggregate, expected_score
 from peerlint.analyzers.drafts.text import prepare
-from peerlint.analyzers.llm.base import (ChoiceScores, GenerateParams, LLMError, LLMUnavailable, LogLik, normalise_logprobs,
+from peerlint.llm.base import (ChoiceScores, GenerateParams, LLMError, LLMUnavailable, LogLik, normalise_logprobs,
                                          one_hot)
-from peerlint.analyzers.retrieval.retriever import Retriever
+from peerlint.retrieval.retriever import Retriever
 from peerlint.analyzers.drafts.venue_guess import guess_venue
 from peerlint.benchmarks.drafts.metrics import auroc, spearman, win_rate
 
@@ -134,7 +134,7 @@ def test_injection_is_neutralised_before_the_prompt():
 
 @needs_model
 def test_injection_does_not_move_the_real_models_score():
-    from peerlint.analyzers.llm.embedded import EmbeddedLLM
+    from peerlint.llm.embedded import EmbeddedLLM
 
     scorer = DraftScorer(EmbeddedLLM())
     clean = scorer.score(PROSE, retrieval=False)
@@ -182,7 +182,7 @@ class LoglikLLM:
 
 def test_fluency_is_cached_normalised_and_unavailable_without_text_scoring(tmp_path):
     from peerlint.analyzers.drafts.fluency import POWERS, logliks
-    from peerlint.analyzers.llm.cache import CachedLLM
+    from peerlint.llm.cache import CachedLLM
 
     inner = LoglikLLM()
     cached = CachedLLM(inner, cache_dir=tmp_path)
@@ -254,9 +254,9 @@ def test_cpu_heads_train_and_beat_chance_on_held_out_papers(vector_index):
 
 def test_analyzers_flag_off_venue_chunks_with_evidence(index_path, tmp_path, monkeypatch):
     from peerlint.analyzers.engine import Engine
-    from peerlint.analyzers.latex.parse import parse_document
+    from peerlint.latex.parse import parse_document
     from peerlint.index.store import open_index
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
     from peerlint.server.diagnostics import hover_markdown
 
     monkeypatch.setenv("PEERLINT_CACHE_DIR", str(tmp_path))
@@ -287,7 +287,7 @@ def test_analyzers_flag_off_venue_chunks_with_evidence(index_path, tmp_path, mon
 # -- the bench CLI ----------------------------------------------------------------------------------------
 
 def test_bench_drafts_consistency_cli_writes_json(tmp_path, monkeypatch):
-    from peerlint.analyzers.llm import select
+    from peerlint.llm import select
     from conftest import shipped_papers
     from peerlint.server.cli import main
 
@@ -310,9 +310,9 @@ def test_bench_drafts_consistency_cli_writes_json(tmp_path, monkeypatch):
 def test_repeated_paragraphs_keep_one_finding_each_when_cached():
     """Chunks with the same text share a cache entry; a warm run must not multiply their findings."""
     from peerlint.analyzers.engine import Engine
-    from peerlint.analyzers.latex.parse import parse_document
-    from peerlint.analyzers.types import Judgment
-    from peerlint.server.config import Settings
+    from peerlint.latex.parse import parse_document
+    from peerlint.types import Judgment
+    from peerlint.settings import Settings
 
     class FlagAll:
         name, tier, codes = "quality", "llm", ("weak-chunk",)
@@ -330,7 +330,7 @@ def test_repeated_paragraphs_keep_one_finding_each_when_cached():
 def test_service_guesses_the_target_venue_from_the_preamble(index_path, tmp_path, monkeypatch):
     import shutil
 
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
     from peerlint.server.service import Service
 
     monkeypatch.setenv("PEERLINT_CACHE_DIR", str(tmp_path / "cache"))
@@ -338,7 +338,7 @@ def test_service_guesses_the_target_venue_from_the_preamble(index_path, tmp_path
     shutil.copytree(LATEX / "ICLR" / "iclr2024", root)
     service = Service(Settings(index_path=str(index_path), analyzers=("venue-style",), off_venue_percentile=1.0,
                                drafts_scorer="embedding"), cache_dir=tmp_path / "cache")
-    service._llm, service.engine.llm = FakeLLM(), FakeLLM()  # no model load: suggestions come from the fake
+    service.checker.use_llm(FakeLLM())  # no model load: suggestions come from the fake
     uri = (root / "iclr2024_conference.tex").as_uri()
     service.analyze(uri, "fast")
     state = service.analyze(uri, "llm")

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from llm_fixtures import needs_model
 
-from peerlint.server.config import Settings
+from peerlint.settings import Settings
 from peerlint.server.service import Service
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -63,7 +63,7 @@ def test_onnx_routes_agree_with_torch_and_exact_one_shares_its_id(texts, referen
 
 
 def test_the_query_embedding_setting_picks_the_route_and_reopens_the_index(index_path, tmp_path):
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
     from peerlint.server.service import Service
 
     assert Settings().query_embedding == "int8"  # the default: no loss measured, half the CPU

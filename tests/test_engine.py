@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from peerlint.analyzers.engine import Engine
-from peerlint.analyzers.latex.parse import parse_document
-from peerlint.analyzers.types import Judgment
-from peerlint.server.config import Settings
+from peerlint.latex.parse import parse_document
+from peerlint.types import Judgment
+from peerlint.settings import Settings
 
 from conftest import EXAMPLES
 

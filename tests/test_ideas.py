@@ -16,7 +16,7 @@ import pytest
 from conftest import REPO
 from llm_fixtures import closed_port, loopback, needs_model  # noqa: F401  (loopback: a pytest fixture)
 from peerlint.analyzers.ideas.idea_file import Idea, dedup, read_ideas, tex_items
-from peerlint.analyzers.llm.base import ChoiceScores, GenerateParams, LLMBadOutput, LLMUnavailable, normalise_logprobs
+from peerlint.llm.base import ChoiceScores, GenerateParams, LLMBadOutput, LLMUnavailable, normalise_logprobs
 from peerlint.analyzers.ideas.nova_check import check_idea
 from peerlint.analyzers.ideas.comparators import HybridComparator, LLMComparator, Preference, ScoreComparator
 from peerlint.analyzers.ideas.tournament import (auroc, default_comparator, rank_items, swiss_tournament,
@@ -320,7 +320,7 @@ def test_cli_comparator_choices_match_the_comparators():
 
 def test_fluency_score_needs_a_backend_that_scores_text(tmp_path):
     from peerlint.analyzers.drafts.fluency import FluencyScore
-    from peerlint.analyzers.llm.cache import CachedLLM
+    from peerlint.llm.cache import CachedLLM
 
     class NoLoglik:
         name = "ollama"
@@ -342,7 +342,7 @@ def test_prior_comparator_prefers_fluent_on_topic_text(vector_index):
     import random as _random
 
     from peerlint.analyzers.ideas.comparators import make_comparator
-    from peerlint.analyzers.llm.embedded import EmbeddedLLM
+    from peerlint.llm.embedded import EmbeddedLLM
 
     paper = vector_index.paper(0)
     words = paper.abstract.split()
@@ -392,7 +392,7 @@ def test_nova_timeouts_and_garbage_are_undetermined(vector_index):
 
 @needs_model
 def test_nova_check_with_the_embedded_model(vector_index):
-    from peerlint.analyzers.llm.embedded import EmbeddedLLM
+    from peerlint.llm.embedded import EmbeddedLLM
 
     llm = EmbeddedLLM()
     paper = next(vector_index.paper(i) for i in range(len(vector_index)) if vector_index.paper(i).venue == "NAACL")
@@ -408,7 +408,7 @@ def test_nova_check_with_the_embedded_model(vector_index):
 @needs_model
 def test_nova_check_through_ollama_uses_json_schemas(vector_index, loopback):  # noqa: F811
     """The Ollama path: the plan and the A.5 judgment are decoded with `format=` their JSON schema."""
-    from peerlint.analyzers.llm.ollama_backend import OllamaLLM
+    from peerlint.llm.ollama_backend import OllamaLLM
 
     llm = OllamaLLM(host=loopback.host)
     v = check_idea("Graph neural networks that predict the properties of molecules.", vector_index, llm,
@@ -420,7 +420,7 @@ def test_nova_check_through_ollama_uses_json_schemas(vector_index, loopback):  #
 
 @needs_model
 def test_tournament_with_the_embedded_model_parses_every_answer():
-    from peerlint.analyzers.llm.embedded import EmbeddedLLM
+    from peerlint.llm.embedded import EmbeddedLLM
 
     ideas = [Idea("a", "We propose a graph network for molecules and beat ten baselines."),
              Idea("b", "We study sparse attention for long documents."),
@@ -480,8 +480,8 @@ def test_cli_check_with_an_unreachable_llm_never_crashes(index_path, tmp_path):
 
 def test_bench_tournament_rows_json_and_missing_reference(tmp_path, monkeypatch, capsys):
     """A small real corpus: 16 + 16 ICLR 2017 decisions and 40 NeurIPS 2016 abstracts as the reference."""
-    from peerlint.analyzers.llm import select
-    from peerlint.analyzers.llm.base import LogLik
+    from peerlint.llm import select
+    from peerlint.llm.base import LogLik
     from conftest import shipped_papers
     from peerlint.server.cli import main
 

@@ -20,7 +20,7 @@ from peerlint.index.distributed.ray_build import EmbedWorker, RayOptions, RayUna
 from peerlint.index.distributed.shards import (ShardChunks, finished, plan_shards, read_shard, shard_path,
                                                work_dir, write_shard)
 from peerlint.index.embedding.embedder import Embedder
-from peerlint.index.hashing import text_hash
+from peerlint.hashing import text_hash
 from conftest import shipped_papers
 from peerlint.index.store import open_index
 

@@ -131,7 +131,7 @@ def test_the_shipped_vectors_cover_every_shipped_paper_within_budget(shipped):
 
     from peerlint.index.embedding.embedder import Embedder
     from peerlint.index.embedding.prebuilt import SHIPPED, ShippedVectors
-    from peerlint.index.hashing import text_hash
+    from peerlint.hashing import text_hash
 
     vectors = ShippedVectors.load()
     assert vectors is not None and vectors.model == Embedder().model_id and vectors.max_tokens == 200

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from peerlint.analyzers.latex import parse as L
-from peerlint.analyzers.latex.parse import LineIndex, ParseOptions, estimate_tokens, offset_to_position, parse_document, position_to_offset
-from peerlint.analyzers.latex.project import find_root, parse_project
-from peerlint.analyzers.types import Position
+from peerlint.latex import parse as L
+from peerlint.latex.parse import LineIndex, ParseOptions, estimate_tokens, offset_to_position, parse_document, position_to_offset
+from peerlint.latex.project import find_root, parse_project
+from peerlint.types import Position
 
 DATA = Path(__file__).parents[1].parent / "shared" / "data" / "latex"
 ACL = DATA / "acl-org" / "acl_latex.tex"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from peerlint.analyzers.latex import parse as L
-from peerlint.analyzers.latex.parse import LineIndex, parse_document
-from peerlint.analyzers.latex.project import parse_project
+from peerlint.latex import parse as L
+from peerlint.latex.parse import LineIndex, parse_document
+from peerlint.latex.project import parse_project
 
 
 @pytest.fixture(autouse=True)
@@ -304,7 +304,7 @@ TWO_ROOTS = {
 
 
 def test_several_roots_claiming_a_file_give_one_deterministic_choice_said_once(tmp_path):
-    from peerlint.analyzers.latex.project import find_root, pick_root
+    from peerlint.latex.project import find_root, pick_root
 
     _tree(tmp_path, TWO_ROOTS)
     choice = pick_root(tmp_path / "related_work.tex", tmp_path)
@@ -324,7 +324,8 @@ def test_the_root_file_setting_chooses_among_the_roots_that_include_the_file(tmp
     import dataclasses
 
     from peerlint.analyzers.project_check import read_project
-    from peerlint.server.config import Settings
+    from peerlint.server.config import updated
+    from peerlint.settings import Settings
 
     _tree(tmp_path, TWO_ROOTS)
     (tmp_path / "other.tex").write_text(doc("", "Another project's text, with nothing included."))
@@ -336,7 +337,7 @@ def test_the_root_file_setting_chooses_among_the_roots_that_include_the_file(tmp
     assert read_project(tmp_path / "other.tex", settings, tmp_path).choice.root == tmp_path / "other.tex"
     elsewhere = dataclasses.replace(Settings(), root_file="other.tex")
     assert read_project(tmp_path / "related_work.tex", elsewhere, tmp_path).choice.root == tmp_path / "iclr2020_conference.tex"
-    assert Settings().updated({"rootFile": "icml_main.tex"}, print).root_file == "icml_main.tex"
+    assert updated(Settings(), {"rootFile": "icml_main.tex"}, print).root_file == "icml_main.tex"
 
 
 def _peerlint(*args: str, cwd: Path):
@@ -566,7 +567,7 @@ def test_chunks_does_not_say_the_evidence_date_check_does():
     """An EMNLP 2020 draft: "evidence limited to papers published before 2020-06-01" concerns what is
     judged against the index; `peerlint chunks` only reads the project and no longer prints it."""
     from peerlint.analyzers.project_check import read_project
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
 
     paper = Path(__file__).parent / "data" / "real" / "emnlp2020-spot-the-bot"
     found = read_project(paper / "emnlp2020.tex", Settings())

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from peerlint.analyzers.latex import parse as L
-from peerlint.analyzers.latex.macros import match_brace
-from peerlint.analyzers.latex.parse import LineIndex
-from peerlint.analyzers.latex.project import ProjectParse, parse_project, read_file
+from peerlint.latex import parse as L
+from peerlint.latex.macros import match_brace
+from peerlint.latex.parse import LineIndex
+from peerlint.latex.project import ProjectParse, parse_project, read_file
 
 REAL = Path(__file__).parent / "data" / "real"
 
@@ -353,7 +353,7 @@ def test_no_unexpanded_command_starred_name_or_package_internal(papers):
 
 
 def test_no_chunk_from_a_datasheet_checklist_or_author_note(papers):
-    from peerlint.analyzers.latex.tables import AUTHOR_NOTE
+    from peerlint.latex.tables import AUTHOR_NOTE
 
     for folder, project in papers.items():
         for c in project.chunks:
@@ -413,7 +413,7 @@ def test_a_thesis_whose_class_is_in_its_preamble_file_is_read_from_main():
     """A 2024 PhD thesis: main.tex `\\input{preamble}` (which holds `\\documentclass`) and then
     `\\begin{document}`; the folder's root was preamble.tex, read as four chunks of settings
     ("L[1]>m#1 C[1]>m#1")."""
-    from peerlint.analyzers.latex.roots import pick_root, root_in_folder
+    from peerlint.latex.roots import pick_root, root_in_folder
 
     folder = REAL / "thesis2024-xray-spectroscopy"
     choice = root_in_folder(folder)

@@ -10,8 +10,8 @@ import threading
 from llm_fixtures import CountingLLM, needs_model
 from llm_fixtures import embedded  # noqa: F401  (pytest fixtures)
 
-from peerlint.analyzers.llm.base import GenerateParams
-from peerlint.analyzers.llm.cache import CACHE_FILE, AnswerCache, CachedLLM, default_cache_dir
+from peerlint.llm.base import GenerateParams
+from peerlint.llm.cache import CACHE_FILE, AnswerCache, CachedLLM, default_cache_dir
 
 
 def test_hit_skips_the_backend(tmp_path):

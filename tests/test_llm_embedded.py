@@ -11,8 +11,8 @@ import pytest
 from llm_fixtures import RATING_PROMPT, SCHEMA, SMALL, needs_model
 from llm_fixtures import embedded  # noqa: F401  (pytest fixtures)
 
-from peerlint.analyzers.llm.base import GenerateParams, LLMBadOutput, LLMError, LLMUnavailable, LogLik
-from peerlint.analyzers.llm.embedded import EmbeddedLLM, find_gguf
+from peerlint.llm.base import GenerateParams, LLMBadOutput, LLMError, LLMUnavailable, LogLik
+from peerlint.llm.embedded import EmbeddedLLM, find_gguf
 
 pytestmark = needs_model
 
@@ -137,7 +137,7 @@ def test_loglik_matches_score_and_handles_empty_and_garbage(embedded):
 def test_shared_prompt_prefixes_are_reused_and_change_no_answer(embedded):
     """A second prompt with the same system prompt re-evaluates only what differs (in whole blocks), and
     its scores are bit-for-bit those of a cold engine: the answer never depends on the call before."""
-    from peerlint.analyzers.llm.embedded import BLOCK
+    from peerlint.llm.embedded import BLOCK
 
     engine = embedded.engine
     system = "You rate scientific paragraphs for clarity, rigour and the evidence they give. " * 10

@@ -1,4 +1,4 @@
-"""Packaged models (analyzers/llm/models.py): pinned parts joined, hashed, refused when wrong.
+"""Packaged models (llm/models.py): pinned parts joined, hashed, refused when wrong.
 
 The split-model tests split the real SmolLM2 GGUF into three fake "part" packages (real wheel
 layout: a package with data/partNN.bin and a dist-info with its version), so joining them must give
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from peerlint.analyzers.llm import models
-from peerlint.analyzers.llm.base import GenerateParams
-from peerlint.analyzers.llm.embedded import EmbeddedLLM, choose_gguf
+from peerlint.llm import models
+from peerlint.llm.base import GenerateParams
+from peerlint.llm.embedded import EmbeddedLLM, choose_gguf
 
 try:
     SMOL = models.model_file("smollm2-135m")
@@ -194,7 +194,7 @@ def test_doctor_lists_every_model_and_only_the_default_is_required():
 
 
 def test_an_ollama_model_that_is_not_served_names_the_embedded_judge():
-    from peerlint.analyzers.llm.select import make_llm
+    from peerlint.llm.select import make_llm
 
     llm = make_llm("auto", "mistral:7b", host="http://127.0.0.1:9", cache=False, probe_timeout=0.5)
     assert llm.name == "embedded"

@@ -15,9 +15,9 @@ import pytest
 from llm_fixtures import RATING_PROMPT, SCHEMA, SMALL, closed_port, needs_model
 from llm_fixtures import embedded, loopback  # noqa: F401  (pytest fixtures)
 
-from peerlint.analyzers.llm.base import GenerateParams, LLMBadOutput, LLMUnavailable
-from peerlint.analyzers.llm.ollama_backend import DEFAULT_MODEL, OllamaLLM, probe
-from peerlint.analyzers.llm.select import describe_backends, make_llm
+from peerlint.llm.base import GenerateParams, LLMBadOutput, LLMUnavailable
+from peerlint.llm.ollama_backend import DEFAULT_MODEL, OllamaLLM, probe
+from peerlint.llm.select import describe_backends, make_llm
 
 FIVE = ["1", "2", "3", "4", "5"]
 TEN = [str(i) for i in range(1, 11)]
@@ -256,7 +256,7 @@ def test_describe_backends(loopback):
 @needs_model
 def test_command_line_entry_point():
     proc = subprocess.Popen(
-        [sys.executable, "-m", "peerlint.analyzers.llm.loopback", "--port", "0"],
+        [sys.executable, "-m", "peerlint.benchmarks.harness.loopback", "--port", "0"],
         stdout=subprocess.PIPE, text=True,
     )
     try:

@@ -3,7 +3,7 @@ and the user is told so once, by the server and by `peerlint check` alike."""
 
 from __future__ import annotations
 
-from peerlint.analyzers.latex.roots import pick_root
+from peerlint.latex.roots import pick_root
 
 
 def test_a_lone_snippet_is_its_own_root_with_one_note(tmp_path):

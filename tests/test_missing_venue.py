@@ -12,8 +12,8 @@ def test_a_venue_the_index_lacks_is_said_once_and_one_it_holds_is_not(vector_ind
     from peerlint.analyzers.drafts.summaries import missing_venue
     from peerlint.analyzers.engine import Engine
     from peerlint.analyzers.project_check import check_file
-    from peerlint.analyzers.retrieval.retriever import Retriever
-    from peerlint.server.config import Settings
+    from peerlint.retrieval.retriever import Retriever
+    from peerlint.settings import Settings
 
     real = REPO / "tests" / "data" / "real"
     shutil.copytree(real / "emnlp2020-spot-the-bot", tmp_path / "emnlp")

@@ -7,7 +7,7 @@ import pytest
 
 from peerlint.index.embedding.cache import EmbeddingCache
 from peerlint.index.embedding.prebuilt import SHIPPED, ShippedVectors, export, seed_cache
-from peerlint.index.hashing import text_hash
+from peerlint.hashing import text_hash
 
 TEXTS = ["Dual encoders retrieve passages. Cross-encoders rerank them.", "Batch norm helps autoencoders."]
 SPANS = [[(0, 31), (32, 60)], [(0, 30)]]

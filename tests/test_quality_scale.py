@@ -70,8 +70,8 @@ def test_scale_was_trained_without_the_held_out_papers(scale):
 
 def _real_abstracts(n: int = 12) -> list[str]:
     from peerlint.analyzers.drafts.summaries import sections_of
-    from peerlint.analyzers.latex.project import parse_project
-    from peerlint.analyzers.latex.roots import root_in_folder
+    from peerlint.latex.project import parse_project
+    from peerlint.latex.roots import root_in_folder
 
     out = []
     for paper in sorted(p for p in REAL.iterdir() if p.is_dir()):

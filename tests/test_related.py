@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from peerlint.analyzers.retrieval.related_work import CitationGraph, RelatedWork, SECConfig
+from peerlint.retrieval.related_work import CitationGraph, RelatedWork, SECConfig
 from peerlint.index import entities as ent
 from peerlint.index.entities import EntityTable, extract_keyphrases, normalise, paper_entities
 from peerlint.index.papers import Paper, SearchFilter
@@ -283,11 +283,11 @@ def test_acm_truths(tmp_path, capsys):
 
 def test_missing_related_work_offers_sec_papers_with_provenance(vector_index, tmp_path):
     from peerlint.analyzers.engine import Engine
-    from peerlint.analyzers.retrieval.prior_work import RELATED_SECTIONS
+    from peerlint.analyzers.prior_work import RELATED_SECTIONS
     from peerlint.analyzers.project_check import check_file
-    from peerlint.analyzers.retrieval.related_work import related_work_for
-    from peerlint.analyzers.retrieval.retriever import Retriever
-    from peerlint.server.config import Settings
+    from peerlint.retrieval.related_work import related_work_for
+    from peerlint.retrieval.retriever import Retriever
+    from peerlint.settings import Settings
 
     from conftest import EXAMPLES
 
@@ -318,8 +318,8 @@ def test_one_finding_per_paragraph_and_a_paper_once_per_section(vector_index, tm
     of a section is not suggested again in the next."""
     from peerlint.analyzers.engine import Engine
     from peerlint.analyzers.project_check import check_file
-    from peerlint.analyzers.retrieval.retriever import Retriever
-    from peerlint.server.config import Settings
+    from peerlint.retrieval.retriever import Retriever
+    from peerlint.settings import Settings
 
     from conftest import EXAMPLES
 
@@ -342,9 +342,9 @@ def test_one_finding_per_paragraph_and_a_paper_once_per_section(vector_index, tm
 
 
 def test_a_covered_chunk_silences_its_whole_paragraph():
-    from peerlint.analyzers.retrieval.prior_work import PriorWorkAnalyzer
-    from peerlint.analyzers.types import Chunk, Judgment, Position, Range
-    from peerlint.server.config import Settings
+    from peerlint.analyzers.prior_work import PriorWorkAnalyzer
+    from peerlint.types import Chunk, Judgment, Position, Range
+    from peerlint.settings import Settings
 
     def chunk(index: int, paragraph: int, section: str = "Related Work") -> Chunk:
         r = Range(Position(index, 0), Position(index, 10))
@@ -402,8 +402,8 @@ def test_an_old_draft_is_judged_against_what_existed_then(vector_index, tmp_path
     predates ACL 2019's deadline, said once; "" gives all papers back, newer ones included."""
     from peerlint.analyzers.engine import Engine
     from peerlint.analyzers.project_check import check_file
-    from peerlint.analyzers.retrieval.retriever import Retriever
-    from peerlint.server.config import Settings
+    from peerlint.retrieval.retriever import Retriever
+    from peerlint.settings import Settings
 
     from conftest import REPO
 

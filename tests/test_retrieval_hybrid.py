@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from peerlint.analyzers.retrieval import hybrid
-from peerlint.analyzers.retrieval.retriever import Retriever
+from peerlint.retrieval import hybrid
+from peerlint.retrieval.retriever import Retriever
 from peerlint.index import lexical
 from peerlint.index.papers import SearchFilter
 from peerlint.index.store import open_index
@@ -41,7 +41,7 @@ def _ids(hits) -> list[str]:
 
 
 def _dense_retrieval_chunk():
-    from peerlint.analyzers.latex.parse import parse_document
+    from peerlint.latex.parse import parse_document
 
     source = (EXAMPLES / "draft.tex").read_text()
     return next(c for c in parse_document(source, (EXAMPLES / "draft.tex").as_uri()) if "Dual encoders" in c.text)
@@ -202,14 +202,15 @@ def test_fusion_arithmetic():
 
 
 def test_settings_validate_search_mode_and_published_before():
-    from peerlint.server.config import Settings
+    from peerlint.server.config import updated
+    from peerlint.settings import Settings
 
     warnings: list[str] = []
-    s = Settings().updated({"searchMode": "lexical", "publishedBefore": "2019-06-01"}, warnings.append)
+    s = updated(Settings(), {"searchMode": "lexical", "publishedBefore": "2019-06-01"}, warnings.append)
     assert (s.search_mode, s.published_before, warnings) == ("lexical", "2019-06-01", [])
-    kept = s.updated({"searchMode": "bm25", "publishedBefore": "2019-13-01"}, warnings.append)
+    kept = updated(s, {"searchMode": "bm25", "publishedBefore": "2019-13-01"}, warnings.append)
     assert (kept.search_mode, kept.published_before) == ("lexical", "2019-06-01") and len(warnings) == 2
-    assert Settings().updated({"published_before": 2018}, warnings.append).published_before == "2018"
+    assert updated(Settings(), {"published_before": 2018}, warnings.append).published_before == "2018"
     assert Settings().search_mode == hybrid.DEFAULT_MODE and Settings().published_before == "auto"
 
 
@@ -251,7 +252,7 @@ def test_dense_retrieval_paragraph_is_no_longer_told_to_cite_unrelated_papers(ve
     With the hybrid first stage its top papers include the RocketQA paper it cites, so no finding."""
     from peerlint.analyzers.engine import Engine
     from peerlint.analyzers.project_check import check_file
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
 
     shutil.copytree(EXAMPLES, tmp_path / "paper")
     found = {}

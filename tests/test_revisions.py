@@ -13,7 +13,7 @@ from peerlint.analyzers.drafts import previous_version as pv
 from peerlint.analyzers.drafts.alignment import align
 from peerlint.analyzers.drafts.fluency import PROMPT
 from peerlint.analyzers.drafts.revision_features import changed_sentences, edit_window, normalise
-from peerlint.analyzers.latex.parse import ParseOptions, parse_document
+from peerlint.latex.parse import ParseOptions, parse_document
 
 from conftest import EXAMPLES
 from llm_fixtures import needs_model
@@ -200,7 +200,7 @@ def test_a_paragraph_rewritten_beyond_recognition_is_new_and_its_old_text_remove
 
 
 def _chunk(text: str, index: int):
-    from peerlint.analyzers.types import Chunk, Position, Range
+    from peerlint.types import Chunk, Position, Range
 
     return Chunk(text, "file:///x.tex", "Introduction", tuple(range(len(text) + 1)),
                  Range(Position(index, 0), Position(index, len(text))), index=index)
@@ -238,7 +238,7 @@ class CountingLM:
         self.calls = 0
 
     def loglik(self, prompt, text):
-        from peerlint.analyzers.llm.base import LogLik
+        from peerlint.llm.base import LogLik
 
         self.calls += 1
         words = text.split()
@@ -337,7 +337,7 @@ def fake_judge(monkeypatch):
     from peerlint.server.commands import diff as diff_command
 
     judge, lm, embed = counting_judge()
-    monkeypatch.setattr(diff_command, "make_judge", lambda: judge)
+    monkeypatch.setattr(diff_command, "make_judge", lambda settings: judge)
     return judge
 
 
@@ -509,7 +509,7 @@ def test_the_diff_reads_the_current_text_through_a_reader(repo):
 # -- the language server's revision-weaker findings ---------------------------------------------------
 
 def test_the_server_flags_weaker_revisions_on_the_background_tier(repo, monkeypatch):
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
     from peerlint.server.diagnostics import hover_markdown, to_diagnostic
     from peerlint.server.service import Service
 
@@ -554,7 +554,7 @@ def test_the_server_flags_weaker_revisions_on_the_background_tier(repo, monkeypa
 
 
 def test_warming_the_embedded_lm_loads_it_and_changes_no_score():
-    from peerlint.analyzers.llm.embedded import EmbeddedLLM
+    from peerlint.llm.embedded import EmbeddedLLM
 
     llm = EmbeddedLLM()
     before = llm.loglik(PROMPT, "We propose a method.")
@@ -582,17 +582,15 @@ def test_the_editor_latency_bench_scores_only_the_edited_sentences():
 def test_outside_git_the_server_compares_with_the_text_at_open(tmp_path, monkeypatch):
     """A draft in no repository: the previous version is what the editor opened; a file the server
     never saw opened is read from disk; a save does not move the baseline, reopening does."""
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
     from peerlint.server.service import Service
 
     folder = tmp_path / "paper"
     folder.mkdir()
     (folder / "draft.tex").write_text(DRAFT.read_text())
     uri = (folder / "draft.tex").as_uri()
-    buffers: dict[str, str] = {}
     judge, _, _ = counting_judge()
-    service = Service(Settings(analyzers=("revisions",)), read_buffer=buffers.get, workspace=folder,
-                      cache_dir=tmp_path / "cache")
+    service = Service(Settings(analyzers=("revisions",)), workspace=folder, cache_dir=tmp_path / "cache")
     monkeypatch.setattr(service, "revision_judge", lambda: judge)
     monkeypatch.setattr("peerlint.analyzers.drafts.paper_diff.WEAKER_MIN_PROBABILITY", 0.5)
 
@@ -602,34 +600,35 @@ def test_outside_git_the_server_compares_with_the_text_at_open(tmp_path, monkeyp
 
     assert weaker() == []  # never opened: the disk text is both versions
     service.opened(uri, DRAFT.read_text())
-    buffers[uri] = edited(DRAFT.read_text())
+    service.changed(uri, edited(DRAFT.read_text()))
     found = weaker()
     assert len(found) == 2 and all(j.message.startswith("revision reads weaker than the text at open (p = ")
                                    for j in found)
     assert "Previous version (the text at open): We argue that retrieval is the natural basis" in \
         next(j for j in found if j.chunk.text.startswith("We argue that retrieval")).evidence["explanation"]
-    (folder / "draft.tex").write_text(buffers[uri])  # saved: still compared with the text at open
+    (folder / "draft.tex").write_text(edited(DRAFT.read_text()))  # saved: still compared with the text at open
     assert len(weaker()) == 2
-    service.opened(uri, buffers[uri])  # reopened: the saved text is the previous version now
+    service.opened(uri, edited(DRAFT.read_text()))  # reopened: the saved text is the previous version now
     assert weaker() == []
 
 
 def test_revision_base_picks_the_git_revision_and_refuses_an_option(repo, monkeypatch):
-    from peerlint.server.config import Settings
+    from peerlint.server.config import updated
+    from peerlint.settings import Settings
     from peerlint.server.service import Service
 
     git(repo, "commit", "-q", "-am", "v2")  # the edits are HEAD now; HEAD~1 holds the original draft
     warnings: list[str] = []
-    settings = Settings(analyzers=("revisions",)).updated({"revisionBase": "--output=/tmp/x"}, warnings.append)
+    settings = updated(Settings(analyzers=("revisions",)), {"revisionBase": "--output=/tmp/x"}, warnings.append)
     assert settings.revision_base == "HEAD" and "reads as a git option" in warnings[0]
     for garbage in (7, "", "  ", None, ["HEAD"]):
-        assert settings.updated({"revisionBase": garbage}, warnings.append).revision_base == "HEAD"
+        assert updated(settings, {"revisionBase": garbage}, warnings.append).revision_base == "HEAD"
     assert len(warnings) == 6 and all("revisionBase" in w for w in warnings)
     judge, _, _ = counting_judge()
     monkeypatch.setattr("peerlint.analyzers.drafts.paper_diff.WEAKER_MIN_PROBABILITY", 0.5)
     uri = (repo / "draft.tex").as_uri()
     for base, expected in (("HEAD", 0), ("HEAD~1", 2), ("no-such-revision", 0)):
-        service = Service(settings.updated({"revisionBase": base}, warnings.append), workspace=repo,
+        service = Service(updated(settings, {"revisionBase": base}, warnings.append), workspace=repo,
                           cache_dir=repo / ".cache")
         monkeypatch.setattr(service, "revision_judge", lambda: judge)
         found = [j for j in service.analyze(uri, "llm").judgments[uri] if j.code == "revision-weaker"]

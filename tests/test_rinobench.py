@@ -11,9 +11,9 @@ from typing import Callable, Sequence
 import pytest
 
 from llm_fixtures import needs_model
-from peerlint.analyzers.llm.base import GenerateParams, LLMBadOutput, LLMUnavailable, normalise_logprobs
-from peerlint.analyzers.ideas.rinobench_data import RinoDataError, collect, read_rinobench
-from peerlint.analyzers.ideas.rinobench_judge import (AspectCheck, AspectComparison, Budget, JudgedAspect, Justification,
+from peerlint.llm.base import GenerateParams, LLMBadOutput, LLMUnavailable, normalise_logprobs
+from peerlint.benchmarks.rinobench.dataset import RinoDataError, collect, read_rinobench
+from peerlint.benchmarks.rinobench.judge import (AspectCheck, AspectComparison, Budget, JudgedAspect, Justification,
                                                 RinoLLM, Unparsed, parse_comparison, parse_fact_check,
                                                 parse_prediction, predict_prompt, rubric_lines, token_score)
 from peerlint.benchmarks.rinobench import bench as rinobench
@@ -399,7 +399,7 @@ def test_cli_user_errors_are_one_line(argv, message, capsys):
 
 @needs_model
 def test_embedded_model_gives_a_defined_answer_on_a_sample_item():
-    from peerlint.analyzers.llm.select import make_llm
+    from peerlint.llm.select import make_llm
 
     llm = make_llm("embedded", cache=False)
     item = read_rinobench(SAMPLE).items[0]

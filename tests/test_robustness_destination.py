@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from peerlint.analyzers.llm.base import LLMError
-from peerlint.analyzers.llm.select import is_loopback, make_llm, prompt_destination
+from peerlint.llm.base import LLMError
+from peerlint.llm.select import is_loopback, make_llm, prompt_destination
 from peerlint.benchmarks.robustness.hosts import HangingHost
 
 REPO = Path(__file__).resolve().parents[1]

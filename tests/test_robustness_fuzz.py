@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from peerlint.analyzers.latex.project import parse_project
-from peerlint.analyzers.latex.wall import ProjectWall
+from peerlint.latex.project import parse_project
+from peerlint.latex.wall import ProjectWall
 from peerlint.benchmarks.robustness.fuzz import FILES, PROSE, TOKENS, chunk_problems, fuzz_parser, write_project
 from peerlint.benchmarks.robustness.sessions import random_session
 from lsp_support import ByteSource

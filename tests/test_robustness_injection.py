@@ -13,7 +13,7 @@ from peerlint.analyzers.drafts.text import prepare
 from peerlint.analyzers.ideas.comparators import LLMComparator
 from peerlint.analyzers.ideas.idea_file import Idea
 from peerlint.analyzers.ideas.nova_check import _plan, judge_paper
-from peerlint.analyzers.llm.base import ChoiceScores
+from peerlint.llm.base import ChoiceScores
 from peerlint.analyzers.novelty.check import justify
 from peerlint.benchmarks.robustness.injection import INJECTIONS, NEUTRAL, Measured, insert_middle
 from peerlint.index.papers import Hit, Paper

@@ -10,12 +10,12 @@ import time
 import pytest
 
 from peerlint.analyzers.engine import Engine
-from peerlint.analyzers.llm.base import GenerateParams, LLMUnavailable
-from peerlint.analyzers.llm.ollama_backend import OllamaLLM
-from peerlint.analyzers.types import Judgment
+from peerlint.llm.base import GenerateParams, LLMUnavailable
+from peerlint.llm.ollama_backend import OllamaLLM
+from peerlint.types import Judgment
 from peerlint.benchmarks.robustness.hosts import FakeOllama, HangingHost, closed_url
 from peerlint.benchmarks.robustness.llm_faults import llm_host_fault
-from peerlint.server.config import Settings
+from peerlint.settings import Settings
 
 from test_latex import parse_document
 

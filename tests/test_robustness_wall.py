@@ -19,11 +19,12 @@ import pytest_lsp
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
-from peerlint.analyzers.latex.project import parse_project
-from peerlint.analyzers.latex.roots import find_root, pick_root, read_file
-from peerlint.analyzers.latex.wall import SETTING, ProjectWall
+from peerlint.latex.project import parse_project
+from peerlint.latex.roots import find_root, pick_root, read_file
+from peerlint.latex.wall import SETTING, ProjectWall
 from peerlint.analyzers.project_check import read_project
-from peerlint.server.config import Settings
+from peerlint.server.config import updated
+from peerlint.settings import Settings
 
 from lsp_support import CACHE, CONFIG, diagnostics_for, open_file, path_of, start
 
@@ -152,9 +153,9 @@ def test_the_cli_allows_extra_roots_from_a_settings_file(tmp_path):
 
 def test_settings_reject_a_bad_extra_roots():
     warned: list[str] = []
-    assert Settings().updated({"extraRoots": "/"}, warned.append).extra_roots == ()
+    assert updated(Settings(), {"extraRoots": "/"}, warned.append).extra_roots == ()
     assert warned and "extraRoots" in warned[0]
-    assert Settings().updated({"peerlint": {"extraRoots": ["/data/shared"]}}, warned.append).extra_roots == ("/data/shared",)
+    assert updated(Settings(), {"peerlint": {"extraRoots": ["/data/shared"]}}, warned.append).extra_roots == ("/data/shared",)
 
 
 # -- through the language server ----------------------------------------------------------------

@@ -13,8 +13,8 @@ import pytest
 
 from conftest import EXAMPLES, REPO, sample_papers
 from llm_fixtures import needs_model
-from peerlint.analyzers.llm.base import ChoiceScores, GenerateParams, normalise_logprobs
-from peerlint.analyzers.novelty.llm_methods import Shown, ask, parse_verdict
+from peerlint.llm.base import ChoiceScores, GenerateParams, normalise_logprobs
+from peerlint.benchmarks.schnovel.llm_methods import Shown, ask, parse_verdict
 from peerlint.analyzers.novelty.pairs import Field, Pair, parse_fields, read_pairs, sample_pairs, write_pairs
 from peerlint.benchmarks.schnovel.report import mcnemar_exact, summarise
 from peerlint.index.papers import Paper
@@ -210,7 +210,7 @@ def test_cli_samples_then_evaluates_with_json_and_plot(index_path, tmp_path):
 
 @needs_model
 def test_check_novelty_gives_score_neighbours_and_justification(index_path, tmp_path):
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
     from peerlint.server.service import Service
 
     service = Service(Settings(index_path=str(index_path), backend="embedded"), cache_dir=tmp_path / "cache")

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from peerlint.analyzers.latex.parse import parse_document, selection_chunk
-from peerlint.analyzers.types import Position
+from peerlint.latex.parse import parse_document, selection_chunk
+from peerlint.types import Position
 
 DRAFT = Path(__file__).resolve().parents[1] / "examples" / "draft.tex"
 

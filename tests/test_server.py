@@ -90,9 +90,9 @@ async def test_the_editor_and_peerlint_check_find_the_same(client: LanguageClien
     by an estimated token count and the server by the model's tokenizer, and they disagreed)."""
     from peerlint.analyzers.engine import Engine
     from peerlint.analyzers.project_check import check_file
-    from peerlint.analyzers.retrieval.retriever import Retriever
+    from peerlint.retrieval.retriever import Retriever
     from peerlint.index.store import open_index
-    from peerlint.server.config import Settings
+    from peerlint.settings import Settings
 
     draft = client.project / "draft.tex"
     uri = open_file(client, draft)
@@ -259,7 +259,7 @@ async def test_a_long_file_has_its_first_screen_judged_first(client: LanguageCli
     """A long single-file draft (70 indexed abstracts as its paragraphs, each close to its paper): the
     first publication holds only findings of its first screen; `peerlint.status` lists the file as
     analysing until the whole is published, and the whole has the same findings on the first screen."""
-    from peerlint.analyzers.latex.parse import parse_document
+    from peerlint.latex.parse import parse_document
     from peerlint.server.service import LONG_FILE, first_screen
 
     from conftest import sample_papers

@@ -54,7 +54,7 @@ def test_dev_year_is_the_year_with_most_venues_and_never_an_excluded_one():
 
 def test_a_draft_far_from_every_venue_is_told_so_once_per_section_line_with_its_figures():
     from peerlint.analyzers.drafts.summaries import SectionSummary
-    from peerlint.analyzers.types import Position, Range
+    from peerlint.types import Position, Range
 
     r = Range(Position(0, 0), Position(0, 1))
     far = SectionSummary("Introduction", "file:///d.tex", r, 3, 5.0, "", None, "uai", 0.31, None, True, "uai", 0.31, 0.45)
@@ -116,7 +116,7 @@ def test_a_systems_paper_reads_unlike_every_venue_and_an_nlp_paper_does_not(vect
     probability on every section."""
     from peerlint.analyzers.engine import Engine
     from peerlint.analyzers.project_check import check_file
-    from peerlint.analyzers.retrieval.retriever import Retriever
+    from peerlint.retrieval.retriever import Retriever
     from peerlint.server.config import Settings
 
     engine = Engine(Settings(analyzers=()), retriever=Retriever(vector_index))
@@ -135,7 +135,7 @@ def test_a_usenix_template_is_told_once_that_the_index_holds_no_usenix_papers(ve
     from peerlint.analyzers.drafts.venue_guess import guess_venue
     from peerlint.analyzers.engine import Engine
     from peerlint.analyzers.project_check import check_file
-    from peerlint.analyzers.retrieval.retriever import Retriever
+    from peerlint.retrieval.retriever import Retriever
     from peerlint.server.config import Settings
 
     shutil.copytree(REAL / "usenix2024-networked-enclaves", tmp_path / "usenix")

@@ -13,7 +13,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..types import Chunk
+from ...types import Chunk
 from .revision_features import tokens
 
 THRESHOLD = 0.5  # below this word-level similarity two paragraphs are different paragraphs

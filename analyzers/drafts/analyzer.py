@@ -23,7 +23,7 @@ from ...index.embedding.embedder import cache_root
 from .heads import LinearHead, VenueHead, load_register_head, percentile_of, venue_head_for
 from .scoring import ChunkScore, DraftScorer
 from .text import prepare
-from ..types import PROSE_KINDS, AnalysisContext, Chunk, Judgment
+from ...types import PROSE_KINDS, AnalysisContext, Chunk, Judgment
 
 log = logging.getLogger(__name__)
 

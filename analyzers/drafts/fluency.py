@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..llm.base import LLMUnavailable, LogLik
+from ...llm.base import LLMUnavailable, LogLik
 
 PROMPT = "A sentence from a scientific paper:\n"
 POWERS = {"mean per token": 1.0, "sum / sqrt(tokens)": 0.5, "sum": 0.0}

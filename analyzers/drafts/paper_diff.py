@@ -19,9 +19,9 @@ from statistics import fmean
 from typing import Protocol, Sequence
 
 from ...errors import UserError
-from ..latex.parse import ParseOptions
-from ..latex.project import Reader, parse_project, pick_root
-from ..types import Chunk, Judgment, Range
+from ...latex.parse import ParseOptions
+from ...latex.project import Reader, parse_project, pick_root
+from ...types import Chunk, Judgment, Range
 from .alignment import Aligned, align
 from .previous_version import NEW, PreviousText, open_history
 

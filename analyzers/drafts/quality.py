@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .analyzer import DraftsAnalyzer, Rated, below_median, compatible
-from ..types import AnalysisContext
+from ...types import AnalysisContext
 
 
 class QualityAnalyzer(DraftsAnalyzer):

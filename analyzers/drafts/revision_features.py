@@ -22,8 +22,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from ..latex.parse import sentence_starts
-from ..latex.tables import CITE, MATH, REF
+from ...latex.parse import sentence_starts
+from ...latex.tables import CITE, MATH, REF
 
 _ARXIVEDITS = {"[MATH]": MATH, "[EQUATION]": MATH, "[CITATION]": CITE, "[REF]": REF}
 _ARXIVEDITS_RE = re.compile("|".join(re.escape(k) for k in _ARXIVEDITS))

@@ -26,7 +26,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..npz_file import load_npz, save_npz
-from ..types import text_hash
+from ...types import text_hash
 from .fluency import PROMPT, logliks
 from .heads import LinearHead, load_register_head, sigmoid
 from .revision_features import SURFACE, changed_sentences, edit_window, normalise, surface_features

@@ -19,9 +19,9 @@ import numpy as np
 
 from ...index.papers import Hit, SearchFilter
 from .text import PreparedText, delimited, prepare
-from ..llm.base import ChoiceScores, GenerateParams, LLMError
-from ..llm.prompt_files import load_prompt
-from ..types import text_hash
+from ...llm.base import ChoiceScores, GenerateParams, LLMError
+from ..prompt_files import load_prompt
+from ...types import text_hash
 
 SCALE = tuple(str(i) for i in range(1, 11))
 ASPECTS = ("quality", "style")

@@ -31,7 +31,7 @@ from .scale import ScaleRating, section_kind, shipped_scale
 from .venue_calibration import venue_calibration_for
 from .text import prepare
 from .venue_guess import STYLES
-from ..types import PROSE_KINDS, Chunk, Range
+from ...types import PROSE_KINDS, Chunk, Range
 
 MIN_WORDS = 20  # shorter paragraphs say little about a section's register
 NOT_JUDGED = re.compile(r"acknowledg|funding|author contributions", re.I)  # thanks, not prose to judge

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .analyzer import DraftsAnalyzer, Rated, below_median
-from ..types import AnalysisContext
+from ...types import AnalysisContext
 
 
 class VenueStyleAnalyzer(DraftsAnalyzer):

@@ -45,7 +45,7 @@ class Comparator(Protocol):
 
 def classify_failure(exc: BaseException) -> str:
     """"timeout", "unparsed" or "error" for an exception raised by an LLM backend."""
-    from ..llm.base import LLMBadOutput
+    from ...llm.base import LLMBadOutput
 
     text = str(exc).lower()
     if isinstance(exc, TimeoutError) or "did not answer within" in text or "timed out" in text or "timeout" in text:
@@ -59,7 +59,7 @@ LLM_FAILURES: tuple[type[BaseException], ...] = (TimeoutError, OSError)
 
 
 def _llm_failures() -> tuple[type[BaseException], ...]:
-    from ..llm.base import LLMError
+    from ...llm.base import LLMError
 
     return (LLMError, *LLM_FAILURES)
 
@@ -69,7 +69,7 @@ class LLMComparator:
     the answer is one of two fixed strings, so it is constrained by construction)."""
 
     def __init__(self, llm, prompt: str = "nova_tournament", chars: int = ANSWER_CHARS):
-        from ..llm.prompt_files import load_prompt
+        from ..prompt_files import load_prompt
 
         self.llm, self.prompt, self.chars = llm, load_prompt(prompt), chars
         self.name = f"llm:{getattr(llm, 'name', '?')}:{getattr(llm, 'model', '?')}"
@@ -77,7 +77,7 @@ class LLMComparator:
     def render(self, first: Idea, second: Idea) -> str:
         """Both ideas without instruction-like sentences ("the more novel idea is 1"): an idea cannot vote."""
         from ..drafts.text import split_injection
-        from ..llm.prompt_files import clip
+        from ..prompt_files import clip
 
         return self.prompt.render("user", first=clip(split_injection(first.text)[0], self.chars),
                                   second=clip(split_injection(second.text)[0], self.chars))
@@ -263,7 +263,7 @@ def make_comparator(kind: str, llm=None, index=None, embed=None, llm_weight: flo
     scorer = Topicality(index, embed, **topicality)
     if kind == "prior":
         from ..drafts.fluency import FluencyScore
-        from ..llm.base import LLMUnavailable
+        from ...llm.base import LLMUnavailable
 
         try:
             fluency = FluencyScore(llm)

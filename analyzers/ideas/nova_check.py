@@ -36,7 +36,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...index.papers import Hit, SearchFilter
-from ..retrieval.retriever import HitView, retriever_of
+from ...retrieval.retriever import HitView, retriever_of
 
 K = 10
 ROUNDS = 2
@@ -146,8 +146,8 @@ def paper_similarity(index, vector: np.ndarray, paper_ids: Sequence[str]) -> dic
 
 def _plan(llm, idea: str, found: Sequence[str], per_round: int) -> tuple[list[str], str, str]:
     """(queries, status, detail) of one planning round."""
-    from ..llm.base import GenerateParams
-    from ..llm.prompt_files import clip, load_prompt
+    from ...llm.base import GenerateParams
+    from ..prompt_files import clip, load_prompt
     from .comparators import _llm_failures, classify_failure
 
     from ..drafts.text import split_injection
@@ -219,7 +219,7 @@ def planned_retrieval(idea: str, retriever_or_index, llm=None, rounds: int = ROU
 # -- judgment -------------------------------------------------------------------------------------
 
 def _paper_text(hit: Hit) -> str:
-    from ..llm.prompt_files import clip
+    from ..prompt_files import clip
 
     return clip(f"{hit.paper.title}. {hit.paper.abstract}" if hit.paper.title else hit.paper.abstract, PAPER_CHARS)
 
@@ -228,8 +228,8 @@ def judge_paper(llm, idea: str, hit: Hit, judge: str = "score") -> tuple[str, bo
     """(status, same, p_yes, thinking) of the A.5 question about one paper."""
     import math
 
-    from ..llm.base import GenerateParams
-    from ..llm.prompt_files import clip, load_prompt
+    from ...llm.base import GenerateParams
+    from ..prompt_files import clip, load_prompt
     from .comparators import _llm_failures, classify_failure
 
     from ..drafts.text import split_injection

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from ..llm.base import ChoiceScores, GenerateParams, LLM, LLMWrapper, LogLik
+from ...llm.base import ChoiceScores, GenerateParams, LLM, LLMWrapper, LogLik
 
 
 class CheckCancelled(Exception):

@@ -19,8 +19,8 @@ import numpy as np
 from ...index.papers import Hit
 from .model import Neighbourhood, Neighbours, NoveltyModel, load_or_train, text_features
 from .features import Timeline
-from ..retrieval.retriever import HitView
-from ..types import Chunk, Judgment
+from ...retrieval.retriever import HitView
+from ...types import Chunk, Judgment
 
 JUSTIFICATION_TOKENS = 100
 
@@ -56,8 +56,8 @@ def assess(text: str, vector: np.ndarray, hits: Sequence[Hit], model: NoveltyMod
 
 def justify(llm, text: str, views: Sequence[HitView], nb: Neighbourhood, score: float | None,
             max_tokens: int) -> tuple[str, str]:
-    from ..llm.base import GenerateParams, LLMError
-    from ..llm.prompt_files import clip, load_prompt
+    from ...llm.base import GenerateParams, LLMError
+    from ..prompt_files import clip, load_prompt
 
     from ..drafts.text import split_injection
 

@@ -175,7 +175,7 @@ def _cited_keys(root: Path) -> tuple[list[str], list[Path], list[str]]:
 
     The project parser finds the files and .bib files; the keys are read from each file's text as well
     as from its chunks, because the parser keeps no text of tables, where citations also appear."""
-    from ...analyzers.latex.project import parse_project
+    from ...latex.project import parse_project
 
     project = parse_project(root)
     keys = [k for chunk in project.chunks for k in chunk.cites]

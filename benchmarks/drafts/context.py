@@ -13,8 +13,8 @@ import numpy as np
 
 from ...analyzers.drafts.heads import paper_matrix
 from ...analyzers.drafts.scoring import ChunkScore, DraftScorer
-from ...analyzers.retrieval.retriever import Retriever
-from ...analyzers.types import text_hash
+from ...retrieval.retriever import Retriever
+from ...types import text_hash
 from ...index.papers import Paper
 from ..harness.results import print_table, write_result
 
@@ -58,7 +58,7 @@ class Bench:
     # -- services ---------------------------------------------------------------------------
     def llm(self, cache: bool = True):
         """The backend, behind the persistent answer cache unless `cache=False` (consistency, latency)."""
-        from ...analyzers.llm.select import make_llm
+        from ...llm.select import make_llm
 
         if self._llm is None or self._cached != cache:
             self._llm, self._cached = make_llm(self.args.backend, self.args.model, cache=cache), cache

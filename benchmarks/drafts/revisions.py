@@ -216,7 +216,7 @@ def editor_latency(pages: int) -> tuple[list[list], dict]:
     runs them) on a `pages`-page draft in a fresh git repository with a fresh cache: rows for opening it
     unedited (the LM is loaded then), a save with `EDITED_PARAGRAPHS` paragraphs edited, the same save
     again, and a further edit of one of them; each with the sentences the LM scored."""
-    from ...server.config import Settings
+    from ...settings import Settings
     from ...server.service import Service
     from ..lsp.draft import make_draft
 
@@ -233,8 +233,7 @@ def editor_latency(pages: int) -> tuple[list[list], dict]:
         except (OSError, subprocess.SubprocessError) as exc:
             raise BenchError(f"the revision rows need git ({exc}): install git") from None
         uri = (repo / "draft.tex").as_uri()
-        buffer = {"text": text}
-        service = Service(Settings(analyzers=("revisions",)), read_buffer=lambda u: buffer["text"] if u == uri else None,
+        service = Service(Settings(analyzers=("revisions",)),
                           workspace=repo, cache_dir=Path(tmp) / "cache")
         judge = service.revision_judge()
         if judge is None:
@@ -254,7 +253,7 @@ def editor_latency(pages: int) -> tuple[list[list], dict]:
                               (f"save, {n} paragraphs edited (one sentence each)", edited),
                               ("the same save again", edited),
                               ("one of them edited again", again)):
-            buffer["text"] = version
+            service.changed(uri, version)
             before, start = scored["n"], time.perf_counter()
             found = service.revision_judgments(service.parse(uri))
             seconds = time.perf_counter() - start

@@ -100,8 +100,8 @@ def real_sections(folder: Path = REAL) -> list[Section]:
     """The papers of tests/data/real through the project's own LaTeX parser: the sections a summary
     would judge (`summaries.sections_of`), first `MAX_PARAGRAPHS` paragraphs each."""
     from ...analyzers.drafts.summaries import sections_of
-    from ...analyzers.latex.project import parse_project
-    from ...analyzers.latex.roots import root_in_folder
+    from ...latex.project import parse_project
+    from ...latex.roots import root_in_folder
 
     out = []
     for paper in sorted(p for p in folder.iterdir() if p.is_dir()):
@@ -142,7 +142,7 @@ class CachedEmbed:
     """`embed(texts)` through an embedder, each text's vector kept in an .npz keyed by its hash."""
 
     def __init__(self, embedder, path: Path, log: Callable[[str], None] = print):
-        from ...analyzers.types import text_hash
+        from ...types import text_hash
 
         self.embedder, self.path, self.log, self.key = embedder, path, log, text_hash
         self.vectors: dict[str, np.ndarray] = {}

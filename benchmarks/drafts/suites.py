@@ -31,11 +31,11 @@ from ...analyzers.drafts.venue_calibration import (FAR_PERCENTILE, ReliabilityBi
 from ...analyzers.drafts.venue_style import VenueStyleAnalyzer
 from ...analyzers.drafts.text import prepare
 from ...analyzers.drafts.fluency import POWERS, logliks
-from ...analyzers.llm.base import LLMUnavailable
+from ...llm.base import LLMUnavailable
 from ...analyzers.novelty.model import fit_pairwise_logistic
 from ...index.ingest.identity import normalise_title
 from ...index.papers import Paper
-from ...server.config import Settings
+from ...settings import Settings
 from ..harness.holdout import Holdout, assert_no_leak, record_of
 from .context import (ACM_CR, ARXIVEDITS, Bench, BenchError, load_fortunes, load_out_of_field, log,
                       stable_split)
@@ -744,8 +744,8 @@ def latency(bench: Bench) -> None:
     import time
 
     from ...analyzers.engine import Engine
-    from ...analyzers.latex.parse import parse_document
-    from ...analyzers.retrieval.retriever import Retriever
+    from ...latex.parse import parse_document
+    from ...retrieval.retriever import Retriever
     from ..lsp.draft import PARAGRAPHS_PER_PAGE, make_draft
 
     pages = 20  # make_draft writes 3 paragraphs a page; 20 of its pages ~ the 60 paragraphs of a real 10-page paper

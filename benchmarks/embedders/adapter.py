@@ -52,7 +52,7 @@ class CachedEmbedder:
         self.embedded = 0
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        from ...index.hashing import text_hash
+        from ...hashing import text_hash
 
         hashes = [text_hash(t) for t in texts]
         have = self.cache.get_vectors(self.model, hashes)
@@ -126,7 +126,7 @@ def acm_index(acm_dir: Path, sample: int, paper_rows: list[dict], context_rows: 
 def acm_measure(index, adapter, acm_dir: Path) -> dict[str, Any]:
     """Dense and hybrid rows with and without the adapter on dev and test citing papers apart, and the
     editor's operating point (chosen on dev, read on test) with and without it."""
-    from ...analyzers.retrieval.related_work import CitationGraph, RelatedWork
+    from ...retrieval.related_work import CitationGraph, RelatedWork
     from ..related import precision
     from ..related.bench import ADAPTED, FIRST, _titles, evaluate, resolve_cited
     from ..related.truth import Truth, read_truth, split_of, write_acm_truths

@@ -13,6 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
+from ...tables import format_table
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -96,34 +98,6 @@ def write_result(out_dir: Path | str | None, name: str, payload: dict[str, Any])
     tmp.write_text(json.dumps(record, indent=1, default=str) + "\n")
     os.replace(tmp, path)
     return path
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        if value == 0:
-            return "0"
-        if abs(value) >= 100:
-            return f"{value:,.0f}"
-        if abs(value) >= 1:
-            return f"{value:.2f}"
-        return f"{value:.3f}"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    return str(value)
-
-
-def format_table(rows: Sequence[Sequence[Any]], headers: Sequence[str]) -> str:
-    """A fixed-width table: text left-aligned, numbers right-aligned."""
-    cells = [[_cell(v) for v in row] for row in rows]
-    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
-    numeric = [all(isinstance(row[i], (int, float)) or row[i] is None for row in rows) and rows for i in range(len(headers))]
-
-    def line(values: Sequence[str]) -> str:
-        return "  ".join(v.rjust(w) if numeric[i] else v.ljust(w) for i, (v, w) in enumerate(zip(values, widths))).rstrip()
-
-    return "\n".join([line(list(headers)), line(["-" * w for w in widths]), *(line(r) for r in cells)])
 
 
 def print_table(rows: Sequence[Sequence[Any]], headers: Sequence[str], title: str | None = None) -> None:

@@ -26,8 +26,8 @@ REAL_PAPERS = Path(__file__).resolve().parents[2] / "tests" / "data" / "real"
 
 def real_paragraphs(limit: int) -> list[str]:
     """Chunk texts of the real papers the tests ship, as the editor parses them (every few, up to `limit`)."""
-    from ...analyzers.latex.project import parse_project
-    from ...analyzers.latex.roots import root_in_folder
+    from ...latex.project import parse_project
+    from ...latex.roots import root_in_folder
 
     texts: list[str] = []
     for folder in sorted(p for p in REAL_PAPERS.iterdir() if p.is_dir()):

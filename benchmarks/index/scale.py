@@ -43,7 +43,7 @@ def synthetic_papers(shipped: Sequence, first: int, count: int) -> tuple[list, l
     """`count` papers numbered from `first`, each recycling a shipped paper's text (shared strings: ~150 B a paper)."""
     import dataclasses
 
-    from ...index.hashing import text_hash
+    from ...hashing import text_hash
 
     hashes = [text_hash(p.text) for p in shipped]
     papers, content, rows = [], [], []

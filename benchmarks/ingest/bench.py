@@ -116,7 +116,7 @@ def _measure(path: str, mode: str, where: tuple[str, ...]) -> dict:
     process: papers, seconds and this process's peak RSS."""
     import resource
 
-    from ...index.hashing import text_hash
+    from ...hashing import text_hash
     from ...index.ingest.load import load_papers, read_corpus
 
     t0 = time.perf_counter()

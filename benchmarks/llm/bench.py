@@ -43,8 +43,8 @@ def _prompt_pairs(draft: Path, n: int) -> list[tuple[str, str]]:
     """(rating prompt, suggestion prompt) for each of the draft's first `n` paragraphs."""
     from ...analyzers.drafts.scoring import DraftScorer
     from ...analyzers.drafts.text import prepare
-    from ...analyzers.latex.project import parse_project
-    from ...analyzers.llm.prompt_files import load_prompt
+    from ...latex.project import parse_project
+    from ...analyzers.prompt_files import load_prompt
 
     if not draft.is_file():
         raise UserError(f"no such draft: {draft}")
@@ -67,8 +67,8 @@ def _prompt_pairs(draft: Path, n: int) -> list[tuple[str, str]]:
 
 def run(args: argparse.Namespace) -> int:
     from ...analyzers.drafts.scoring import SCALE
-    from ...analyzers.llm.base import LLMUnavailable
-    from ...analyzers.llm.embedded import EmbeddedLLM
+    from ...llm.base import LLMUnavailable
+    from ...llm.embedded import EmbeddedLLM
     from ..harness.results import peak_rss_mb, print_table, write_result
 
     if args.prompts < 1 or args.generate < 1:
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         engine = llm.engine
     except LLMUnavailable as exc:
         raise UserError(str(exc)) from None
-    from ...analyzers.llm.embedded import llama_class
+    from ...llm.embedded import llama_class
 
     raw = llama_class()(model_path=str(llm.model_path), n_ctx=engine.n_ctx, n_threads=engine.llm.n_threads,
                           n_threads_batch=engine.llm.n_threads, seed=42, verbose=False)

@@ -43,7 +43,7 @@ def _ms(value: float | None) -> str:
 
 def run(args) -> int:
     from ...index.build import default_index_path
-    from ...analyzers.latex.roots import find_root
+    from ...latex.roots import find_root
     from .session import measure_project, measure_size
 
     index = args.index or default_index_path()

@@ -7,7 +7,7 @@ index* found among the first k, averaged over queries; MRR the mean reciprocal r
 cited paper found in the 50 (0 when none is); cited ids the index lacks are counted and reported,
 never scored.
 
-Rows: the first stage every consumer shares (`analyzers/retrieval/hybrid.py`): dense, lexical
+Rows: the first stage every consumer shares (`retrieval/hybrid.py`): dense, lexical
 (BM25), hybrid by reciprocal rank fusion and hybrid by the weighted score, each against dense;
 dense and weighted hybrid with the query adapter (`index/embedding/adapter.py`, `--adapter FILE`:
 measured, not shipped; n/a without one); then SciPIP's SEC over the dense first stage (SciPIP Table 5): semantic only, each stage added in
@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...analyzers.retrieval.hybrid import DEFAULT_FUSION, DEFAULT_MODE, LEXICAL_WEIGHT
+from ...retrieval.hybrid import DEFAULT_FUSION, DEFAULT_MODE, LEXICAL_WEIGHT
 from ...errors import UserError
 
 CUTOFFS = (10, 20, 30, 40, 50)
@@ -169,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
             except ValueError as exc:
                 raise UserError(str(exc)) from None
         index, corpus_note = _index(args, corpus, {c for _, t in read for q in t.queries for c in q.cited})
-    from ...analyzers.retrieval.related_work import CitationGraph, RelatedWork
+    from ...retrieval.related_work import CitationGraph, RelatedWork
 
     index.embed_queries(args.query_embedding)
     graph = CitationGraph.from_index(index)
@@ -214,7 +214,7 @@ def run(args: argparse.Namespace) -> int:
 def _precision(retriever, truth, args, result: dict, read) -> None:
     """The threshold sweep of `--precision` (see precision.py), its table and its own JSON. The
     paper-level truth of the same run, if any, gives each citing paper's whole reference list."""
-    from ...server.config import Settings
+    from ...settings import Settings
     from ..harness.results import print_table, write_result
     from . import precision
 
@@ -352,8 +352,8 @@ def _adapter(path: Path | None, index):
 def evaluate(retriever, truth, rows, cutoffs=CUTOFFS, limit: int | None = None, adapter=None) -> dict:
     """Recall@k and MRR of every row over the truth's queries, with counts of what could not be scored.
     `adapter` moves the query vectors of the rows marked `adapter` (without one they are not run)."""
-    from ...analyzers.retrieval import hybrid
-    from ...analyzers.retrieval.related_work import SECConfig
+    from ...retrieval import hybrid
+    from ...retrieval.related_work import SECConfig
     from ...index.papers import SearchFilter
 
     index = retriever.index
@@ -445,7 +445,7 @@ def evaluate(retriever, truth, rows, cutoffs=CUTOFFS, limit: int | None = None, 
 def resolve_cited(refs, index, by_title: dict[str, str]) -> tuple[set[str], list[str], int]:
     """The index ids of a query's cited works (by id, else by normalised title), the refs the index
     lacks, and how many were found by title."""
-    from ...analyzers.retrieval.bibliography import normalise_title
+    from ...latex.bibliography import normalise_title
 
     wanted: set[str] = set()
     absent: list[str] = []
@@ -475,7 +475,7 @@ def _cluster_credit(retriever, wanted: list[str], ids: list[str], cfg) -> float:
 def _titles(index) -> dict[str, str]:
     import sqlite3
 
-    from ...analyzers.retrieval.bibliography import normalise_title
+    from ...latex.bibliography import normalise_title
 
     db = sqlite3.connect(f"file:{index.build / 'meta.sqlite'}?mode=ro", uri=True)
     try:

@@ -36,7 +36,7 @@ class ProjectTruth:
 
 def project_queries(root: Path, holdings, name: str) -> tuple[list[Query], ProjectTruth]:
     """The cite-recovery queries of the project whose root file is `root`."""
-    from ...analyzers.latex.project import parse_project
+    from ...latex.project import parse_project
     from ...index.ingest.latex_sources import cited_works
 
     project = parse_project(root)

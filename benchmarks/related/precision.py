@@ -141,7 +141,7 @@ def collect(retriever, truth, resolve, by_title: dict[str, str], paper_cited: di
     contexts cite. `adapter`: a query adapter the context vectors go through."""
     import dataclasses
 
-    from ...analyzers.retrieval.hybrid import DEFAULT_MODE
+    from ...retrieval.hybrid import DEFAULT_MODE
     from ...index.papers import SearchFilter
     from .truth import split_of
 

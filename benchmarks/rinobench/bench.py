@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from ...errors import UserError
 
 if TYPE_CHECKING:  # the CLI imports this module to build its parser: keep imports light
-    from ...analyzers.ideas.rinobench_data import RinoItem
-    from ...analyzers.ideas.rinobench_judge import Justification, Prediction, RinoLLM, TokenScore
+    from .dataset import RinoItem
+    from .judge import Justification, Prediction, RinoLLM, TokenScore
     from .metrics import JustificationMetrics, ScoreMetrics
 
 SAMPLE = Path(__file__).with_name("data") / "rinobench_sample.json"
@@ -154,8 +154,8 @@ def table_rows(rows: Sequence[Row]) -> list[list[Any]]:
 # -- the command -------------------------------------------------------------------------------
 
 def _llm(backend: str, model: str | None, host: str | None):
-    from ...analyzers.llm.base import LLMError
-    from ...analyzers.llm.select import make_llm
+    from ...llm.base import LLMError
+    from ...llm.select import make_llm
 
     try:
         return make_llm(backend, model, host)
@@ -198,8 +198,8 @@ def _notes(items, outcomes, rows, budget, llm, judge, predictor) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...analyzers.ideas.rinobench_data import RinoDataError, read_rinobench
-    from ...analyzers.ideas.rinobench_judge import RinoLLM, budget_for
+    from .dataset import RinoDataError, read_rinobench
+    from .judge import RinoLLM, budget_for
     from ..harness.results import print_table, write_result
 
     if args.data is None:

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from statistics import mean
 from typing import Sequence
 
-from ...analyzers.ideas.rinobench_data import SCORES
-from ...analyzers.ideas.rinobench_judge import AspectCheck, AspectComparison, Justification
+from .dataset import SCORES
+from .judge import AspectCheck, AspectComparison, Justification
 
 
 # -- score metrics -----------------------------------------------------------------------------

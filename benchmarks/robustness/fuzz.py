@@ -92,8 +92,8 @@ def chunk_problems(sources: dict[str, str], chunks: Sequence, allowed: set[str] 
 
 def fuzz_parser(workdir: Path, examples: int = 300, seed: int = 18, budget_s: float = 120.0) -> CaseResult:
     """`examples` random projects through `parse_project` (within `budget_s`): crashes and invariant breaks."""
-    from ...analyzers.latex.project import parse_project
-    from ...analyzers.latex.wall import ProjectWall
+    from ...latex.project import parse_project
+    from ...latex.wall import ProjectWall
 
     rng = random.Random(seed)
     crashes, problems, done, chunks_seen = 0, [], 0, 0

@@ -63,9 +63,9 @@ def _scorers(llm, retriever, other: str, venue: str) -> dict[str, Callable[[str]
     from ...analyzers.ideas.idea_file import Idea
     from ...analyzers.ideas.nova_check import judge_paper
     from ...analyzers.novelty.check import NoveltyChecker
-    from ...analyzers.types import Chunk, Position, Range
+    from ...types import Chunk, Position, Range
     from ...index.embedding.embedder import cache_root
-    from ...index.hashing import text_hash
+    from ...hashing import text_hash
 
     drafts = DraftScorer(llm, retriever)
     comparator = LLMComparator(llm)
@@ -106,8 +106,8 @@ def _scorers(llm, retriever, other: str, venue: str) -> dict[str, Callable[[str]
 def measure_injection(index: Path, paragraphs: int = 3, controls: int = 4, scorers: tuple[str, ...] | None = None,
                       progress: Callable[[str], None] = lambda m: None) -> tuple[list[CaseResult], list[dict]]:
     """One case per scorer over `paragraphs` indexed abstracts; rows of every score for the JSON."""
-    from ...analyzers.llm.select import make_llm
-    from ...analyzers.retrieval.retriever import Retriever
+    from ...llm.select import make_llm
+    from ...retrieval.retriever import Retriever
     from ...index.store import open_index
 
     retriever = Retriever(open_index(index))

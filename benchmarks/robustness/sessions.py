@@ -69,13 +69,13 @@ def _diag_key(d: dict) -> tuple:
 
 def fresh_check(workdir: Path, index: Path, path: Path, text: str) -> list[tuple]:
     """The diagnostics a new server would publish for `text` (in-process, with an empty judgment cache)."""
-    from ...server.config import Settings
+    from ...settings import Settings
     from ...server.diagnostics import to_diagnostic
     from ...server.service import Service
 
     uri = path.as_uri()
-    service = Service(Settings(index_path=str(index)), read_buffer=lambda u: text if u == uri else None,
-                      workspace=workdir, cache_dir=workdir / "fresh-cache")
+    service = Service(Settings(index_path=str(index)), workspace=workdir, cache_dir=workdir / "fresh-cache")
+    service.opened(uri, text)
     state = service.analyze(uri, "fast")
     diags = [to_diagnostic(j) for j in state.judgments.get(uri, [])]
     return sorted(_diag_key({"code": d.code, "message": d.message, "range": _range_json(d.range)}) for d in diags)

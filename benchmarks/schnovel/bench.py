@@ -27,7 +27,7 @@ import numpy as np
 
 from ...analyzers.novelty.model import Neighbours, fit_head, fit_model, pair_features
 from ...analyzers.novelty.features import FEATURES, Lexicon, Timeline
-from ...analyzers.novelty.llm_methods import LLM_METHODS, AskContext, Shown, ask
+from .llm_methods import LLM_METHODS, AskContext, Shown, ask
 from ...index.papers import Paper
 from ..harness.corpus_index import ensure_index
 from ..harness.holdout import Holdout, assert_no_leak, record_of
@@ -376,7 +376,7 @@ def _run(args, default_corpus_path, load_papers) -> int:
             results.append(bench.run_pointwise(name, args.limit))
         else:
             if llm is None:
-                from ...analyzers.llm.select import make_llm
+                from ...llm.select import make_llm
 
                 llm = make_llm(args.backend, args.model, args.host)
             results.append(bench.run_llm(name, llm, llm_limits.get(name, llm_limits.get("", args.limit))))

@@ -272,7 +272,7 @@ def _prior_scorer(topicality, full_ideas, llm_factory):
     """The label-free prior (topicality + the LLM's fluency), scaled on the whole year."""
     from ...analyzers.drafts.fluency import FluencyScore
     from ...analyzers.ideas.comparators import Blend
-    from ...analyzers.llm.base import LLMUnavailable
+    from ...llm.base import LLMUnavailable
 
     def fluency_progress(done: int, all_: int) -> None:
         if done % 50 == 0 or done == all_:
@@ -449,8 +449,8 @@ def _nova_rule_rows(groups: dict[str, list[str]], records: list[dict[str, Any]],
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...analyzers.llm.base import LLMError
-    from ...analyzers.llm.select import make_llm
+    from ...llm.base import LLMError
+    from ...llm.select import make_llm
     from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
     from ..harness.corpus_index import ensure_index
     from ..harness.results import print_table, write_result

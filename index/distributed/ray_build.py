@@ -33,7 +33,7 @@ import numpy as np
 from ..build import BuildReport, finish_build
 from ..embedding.cache import EmbeddingCache
 from ..embedding.embedder import DIM, Embedder
-from ..hashing import text_hash
+from ...hashing import text_hash
 from ..papers import Paper
 from .shards import SHARD_PAPERS, Shard, ShardChunks, finished, plan_shards, read_shard, work_dir, write_shard
 

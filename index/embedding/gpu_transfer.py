@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..hashing import text_hash
+from ...hashing import text_hash
 from .embedder import DEFAULT_MODEL, Embedder, model_dir, model_key
 from .gpu_embed import quantise  # the GPU script's own (it imports torch only when it runs)
 

@@ -24,7 +24,7 @@ from typing import Iterable, Protocol, Sequence
 
 import numpy as np
 
-from ..hashing import text_hash
+from ...hashing import text_hash
 
 log = logging.getLogger(__name__)
 

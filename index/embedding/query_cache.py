@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..hashing import text_hash
+from ...hashing import text_hash
 
 log = logging.getLogger(__name__)
 

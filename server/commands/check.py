@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from .common import display_path, index_arg, load_settings, open_index_or_fail, project_file, warn
+from ...errors import UserError
+from .common import display_path, index_arg, load_settings, project_file, warn
 
 
 def register(sub) -> None:
@@ -23,21 +24,19 @@ def register(sub) -> None:
     p.set_defaults(handler=run)
 
 
-def revision_verdicts(file: Path, root: Path | None, settings, rev: str) -> list:
+def revision_verdicts(file: Path, root: Path | None, checker, rev: str) -> list:
     """The verdict (`paper_diff.RevisionLens`, as the editor's lens shows it) on each paragraph edited
     since `rev`; none outside git.  The LM is loaded only when a paragraph changed; a bad revision or a
     missing LM is a warning, not a failure."""
-    from ...analyzers.drafts.paper_diff import diff_project, revision_lenses
+    from ...analyzers.drafts.paper_diff import diff_project, revision_lenses  # see `run`
     from ...analyzers.drafts.previous_version import outside_git
-    from ...analyzers.drafts.revisions import make_judge
-    from ...analyzers.llm.base import LLMError
-    from ...analyzers.llm.select import make_llm
     from ...analyzers.project_check import parse_options
-    from ...errors import UserError
+    from ...llm.base import LLMError
 
     if not rev or outside_git(root or file):
         return []
-    judge = make_judge(make_llm("embedded"))  # no embedder: verdicts only, no per-section ratings
+    settings = checker.settings
+    judge = checker.revision_judge(ratings="none")  # verdicts only, no per-section ratings
     if judge is None:
         return []
     try:
@@ -49,20 +48,20 @@ def revision_verdicts(file: Path, root: Path | None, settings, rev: str) -> list
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...analyzers.engine import Engine
+    # the machinery loads when the command runs, not when `peerlint --help` builds every parser (~1 s of numpy & co)
+    from ...analyzers.checker import Checker
     from ...analyzers.project_check import check_file
-    from ...analyzers.retrieval.retriever import Retriever
 
     file, root = project_file(args.file, args.root)
-    settings = load_settings(args.settings)
-    index = open_index_or_fail(args.index or (Path(settings.index_path) if settings.index_path else None),
-                               settings.query_embedding)
-    engine = Engine(settings, retriever=Retriever(index, settings.search_mode, settings.published_before or None, warn=warn))
-    result = check_file(file, engine, root=root)  # no workspace: the project is the root's folder
+    checker = Checker(load_settings(args.settings), index_path=args.index, keep_judgments=False, warn=warn)
+    retriever = checker.retriever()
+    if retriever is None:
+        raise UserError(checker.index_error)
+    result = check_file(file, checker.engine, root=root)  # no workspace: the project is the root's folder
     for w in result.warnings:
         warn(w)
     rows = sorted(result.judgments, key=lambda j: (j.chunk.uri, j.chunk.range.start.line, j.chunk.range.start.character))
-    revisions = revision_verdicts(file, root, settings, args.rev)
+    revisions = revision_verdicts(file, root, checker, args.rev)
     if args.json:
         print(json.dumps([{"kind": "finding", "file": display_path(j.chunk.uri), "line": j.chunk.range.start.line + 1,
                            "col": j.chunk.range.start.character + 1, "severity": j.severity, "code": j.code,
@@ -81,5 +80,5 @@ def run(args: argparse.Namespace) -> int:
         for r in revisions:
             print(f"{display_path(r.uri)}:{r.range.start.line + 1}: {r.title}")
         print(f"{len(rows)} finding(s) in {len({j.chunk.uri for j in rows})} file(s); "
-              f"{len(result.chunks)} chunks checked against {len(index)} papers", file=sys.stderr)
+              f"{len(result.chunks)} chunks checked against {len(retriever.index)} papers", file=sys.stderr)
     return 0

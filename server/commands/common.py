@@ -20,7 +20,8 @@ def index_arg(p: argparse.ArgumentParser) -> None:
 
 
 def load_settings(path: Path | None):
-    from ..config import Settings
+    from ...settings import Settings
+    from ..config import updated
 
     settings = Settings()
     if path is not None:
@@ -28,7 +29,7 @@ def load_settings(path: Path | None):
             raw = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
             raise UserError(f"cannot read settings from {path}: {exc}") from None
-        settings = settings.updated(raw, warn)
+        settings = updated(settings, raw, warn)
     return settings
 
 
@@ -40,7 +41,7 @@ def project_file(file: Path, root: Path | None) -> tuple[Path, Path | None]:
             raise UserError(f"no such file: {path}")
     if not file.is_dir():
         return file, root
-    from ...analyzers.latex.roots import root_in_folder
+    from ...latex.roots import root_in_folder
 
     choice = root_in_folder(file)
     if choice is None:

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from ...errors import UserError
+from ...tables import format_table
 from .common import display_path, load_settings, project_file, warn
 
 FIRST_WORDS = 8
@@ -32,13 +33,11 @@ def register(sub) -> None:
     p.set_defaults(handler=run)
 
 
-def make_judge():
+def make_judge(settings):
     """The shipped revisions model over the embedded LM (cached answers) and MiniLM for the ratings."""
-    from ...analyzers.drafts.revisions import make_judge as shipped_judge
-    from ...analyzers.llm.select import make_llm
-    from ...index.embedding.embedder import Embedder
+    from ...analyzers.checker import Checker  # see `run`
 
-    judge = shipped_judge(make_llm("embedded"), embed=Embedder().encode)
+    judge = Checker(settings, keep_judgments=False).revision_judge(ratings="own")
     if judge is None:
         raise UserError("no revisions model is shipped (analyzers/drafts/data/revisions_model.npz): "
                         "run `peerlint bench drafts --suite revisions` to train it")
@@ -79,8 +78,6 @@ def summary_objects(result) -> list[dict]:
 
 
 def print_text(result) -> None:
-    from ...benchmarks.harness.results import format_table
-
     for r in result.revisions:
         c = r.chunk
         p = f" (p = {r.probability:.2f})" if r.probability is not None else ""
@@ -125,17 +122,19 @@ def plot(result, path: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # the machinery loads when the command runs, not when `peerlint --help` builds every parser
     from ...analyzers.drafts.paper_diff import diff_project
-    from ...analyzers.llm.base import LLMError
     from ...analyzers.project_check import parse_options
+    from ...llm.base import LLMError
 
     file, root = project_file(args.file, args.root)
+    settings = load_settings(args.settings)
     try:
-        options = parse_options(load_settings(args.settings))
+        options = parse_options(settings)
     except ValueError as exc:
         raise UserError(str(exc)) from None
     try:
-        result = diff_project(file, make_judge(), args.rev, options, workspace=Path.cwd(), root=root)
+        result = diff_project(file, make_judge(settings), args.rev, options, workspace=Path.cwd(), root=root)
     except LLMError as exc:
         raise UserError(f"revision judgments need the embedded language model: {exc} (see `peerlint doctor`)") from None
     if args.json:

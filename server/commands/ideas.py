@@ -69,8 +69,8 @@ def _read(path: Path):
 
 
 def _llm(args, required: bool):
-    from ...analyzers.llm.base import LLMError
-    from ...analyzers.llm.select import make_llm
+    from ...llm.base import LLMError
+    from ...llm.select import make_llm
 
     try:
         return make_llm(args.backend, args.model, args.host, timeout=args.timeout)
@@ -138,7 +138,7 @@ def cmd_rank(args) -> int:
     if not ranking.ideas:
         print("no ideas to rank")
     else:
-        from ...benchmarks.harness.results import format_table
+        from ...tables import format_table
 
         rows = [[rank, points, ranking.buchholz[ranking.ideas.index(idea)], _where(idea),
                  idea.label + (f" (+{len(idea.merged)} merged)" if idea.merged else "")]
@@ -155,7 +155,7 @@ def cmd_rank(args) -> int:
 
 def cmd_check(args) -> int:
     from ...analyzers.ideas import nova_check
-    from ...analyzers.retrieval.retriever import Retriever
+    from ...retrieval.retriever import Retriever
 
     if args.rounds < 0 or args.k < 1:
         raise UserError("--rounds must be 0 or more and -k at least 1")
@@ -177,7 +177,7 @@ def cmd_check(args) -> int:
         print(json.dumps({"file": str(args.file), "skipped": found.skipped,
                           "ideas": [{**idea.to_json(), **v.to_json()} for idea, v in verdicts]}))
         return 0
-    from ...benchmarks.harness.results import format_table
+    from ...tables import format_table
 
     rows = []
     for idea, v in verdicts:

@@ -16,7 +16,7 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...analyzers.llm import models
+    from ...llm import models
     from ...errors import UserError
 
     if args.models_action == "install":

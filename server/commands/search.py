@@ -10,7 +10,7 @@ from .common import index_arg, open_index_or_fail, warn
 
 
 def register(sub) -> None:
-    from ...analyzers.retrieval.hybrid import DEFAULT_MODE, MODES
+    from ...retrieval.hybrid import DEFAULT_MODE, MODES
 
     p = sub.add_parser("search", help="papers nearest to a text")
     p.add_argument("text", help="the query text")
@@ -28,7 +28,7 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...analyzers.retrieval.retriever import Retriever
+    from ...retrieval.retriever import Retriever
     from ...index.papers import SearchFilter
 
     index = open_index_or_fail(args.index)

@@ -11,7 +11,7 @@ export interface Where {
   end?: { line: number; character: number };
 }
 
-/** One paper of `peerlint.relatedWork` (analyzers/retrieval/retriever.py: Hit.to_json). */
+/** One paper of `peerlint.relatedWork` (retrieval/retriever.py: Hit.to_json). */
 export interface RelatedPaper {
   id?: string;
   title: string;

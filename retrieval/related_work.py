@@ -39,8 +39,8 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ...index.entities import EntityTable, entity_table
-from ...index.papers import Hit, SearchFilter
+from ..index.entities import EntityTable, entity_table
+from ..index.papers import Hit, SearchFilter
 from . import hybrid
 from .hybrid import LEXICAL_WEIGHT, Fusion, shares, weighted_scores
 

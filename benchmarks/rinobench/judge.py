@@ -20,9 +20,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..llm.base import LLM, GenerateParams, LLMBadOutput, LLMError, LLMUnavailable
-from ..llm.prompt_files import clip, load_prompt
-from .rinobench_data import SCORES, RinoItem
+from ...llm.base import LLM, GenerateParams, LLMBadOutput, LLMError, LLMUnavailable
+from ...analyzers.prompt_files import clip, load_prompt
+from .dataset import SCORES, RinoItem
 
 SCORE_CHOICES = tuple(str(s) for s in SCORES)
 ALIGNMENT_CHOICES = tuple(str(s) for s in range(11))

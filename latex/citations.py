@@ -16,7 +16,7 @@ from typing import Iterable
 
 from pylatexenc.latex2text import LatexNodes2Text
 
-from ..retrieval.bibliography import BibEntry, parse_bib
+from .bibliography import BibEntry, parse_bib
 
 # command -> how its names are written: "" as is, "cap" capitalised, "poss" possessive
 AUTHOR_CITES = {

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
+PROMPTS = Path(__file__).resolve().parent / "prompts"
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
-from ..index.hashing import text_hash
+from .hashing import text_hash
 
 
 @dataclass(frozen=True)
@@ -110,10 +110,10 @@ class AnalysisContext:
     """What an analyzer may use besides the chunks: the whole document and shared services."""
 
     chunks: Sequence[Chunk]
-    retriever: Any | None = None  # peerlint.analyzers.retrieval.retriever.Retriever over the open index
-    llm: Any | None = None  # peerlint.analyzers.llm.base.LLM
+    retriever: Any | None = None  # peerlint.retrieval.retriever.Retriever over the open index
+    llm: Any | None = None  # peerlint.llm.base.LLM
     settings: Any | None = None  # peerlint.server.config.Settings
-    bibliography: Any | None = None  # peerlint.analyzers.retrieval.bibliography.Bibliography, when a .bib was read
+    bibliography: Any | None = None  # peerlint.latex.bibliography.Bibliography, when a .bib was read
 
     @property
     def has_bibliography(self) -> bool:

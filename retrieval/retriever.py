@@ -19,9 +19,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ...index.hashing import text_hash
-from ...index.papers import Hit, SearchFilter
-from ...index.store import parse_before
+from ..hashing import text_hash
+from ..index.papers import Hit, SearchFilter
+from ..index.store import parse_before
 from ..types import Chunk
 from . import hybrid
 from .hybrid import DEFAULT_MODE, Fusion

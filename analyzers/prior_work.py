@@ -14,8 +14,8 @@ import dataclasses
 import re
 from typing import Sequence
 
-from .related_work import RelatedHit, related_work_for
-from .retriever import HitView, Retriever
+from ..retrieval.related_work import RelatedHit, related_work_for
+from ..retrieval.retriever import HitView, Retriever
 from ..types import PROSE_KINDS, AnalysisContext, Chunk, Judgment, Range
 
 MIN_WORDS = 20  # shorter chunks match everything a little and nothing well

@@ -24,11 +24,12 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ...index.papers import Hit, SearchFilter
+from ..index.papers import Hit, SearchFilter
+from ..settings import Settings
 
 MODES = ("dense", "lexical", "hybrid")
 FUSIONS = ("weighted", "rrf")
-DEFAULT_MODE = "hybrid"
+DEFAULT_MODE = Settings.search_mode  # the default is a setting's: one place says it
 DEFAULT_FUSION = "weighted"
 # The rule: the fusion and its lexical weight are chosen on ACM-CR's dev truths only (its 20 citing
 # papers as paper-level and paragraph-level queries, `peerlint bench related --sample 12000 --weights

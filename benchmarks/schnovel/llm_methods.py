@@ -16,8 +16,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ..llm.base import LLM, GenerateParams, LLMError
-from ..llm.prompt_files import clip, load_prompt
+from ...llm.base import LLM, GenerateParams, LLMError
+from ...analyzers.prompt_files import clip, load_prompt
 
 ABSTRACT_CHARS = 1200  # two abstracts + instructions must fit the embedded model's 2,048 tokens
 EXAMPLE_CHARS = 450

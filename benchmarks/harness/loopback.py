@@ -13,7 +13,7 @@ model's), `drop_after_chunks` (cut the connection after N streamed chunks), `fai
 codes for the next requests), `delay` (seconds before answering), `chunk_delay` (seconds
 between streamed chunks).
 
-    python -m peerlint.analyzers.llm.loopback --port 11434
+    python -m peerlint.benchmarks.harness.loopback --port 11434
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator, Sequence
 
-from .base import LLMError
-from .embedded import Engine, find_gguf, get_engine
-from .ollama_backend import DEFAULT_MODEL, full_model_name
+from ...llm.base import LLMError
+from ...llm.embedded import Engine, find_gguf, get_engine
+from ...llm.ollama_backend import DEFAULT_MODEL, full_model_name
 
 log = logging.getLogger(__name__)
 
@@ -346,7 +346,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m peerlint.analyzers.llm.loopback", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m peerlint.benchmarks.harness.loopback", description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--model", action="append", help=f"model name to serve (default {DEFAULT_MODEL})")
     parser.add_argument("--gguf", help="GGUF file to answer with (default: the embedded model)")

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from ...index.ingest.holdings import Holdings
-from ...index.ingest.identity import doi_of_url, normalise_arxiv_id, normalise_doi
-from ...index.papers import Paper
+from ..index.ingest.holdings import Holdings
+from ..index.ingest.identity import doi_of_url, normalise_arxiv_id, normalise_doi
+from ..index.papers import Paper
 
 _ENTRY_START = re.compile(r"@(\w+)\s*[{(]\s*([^,\s]+)\s*,", re.MULTILINE)
 
