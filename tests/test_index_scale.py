@@ -58,7 +58,7 @@ def _direction(word: str) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def shipped():
-    return shipped_papers()[:460]
+    return list(shipped_papers()[:460])
 
 
 def _build(papers, root):

@@ -58,7 +58,7 @@ def project(tmp_path: Path, nonces) -> Path:
 @pytest.fixture
 def calls(loopback, monkeypatch):  # noqa: F811
     """(time, request body) of every call the loopback gets."""
-    from peerlint.llm import loopback as module
+    from peerlint.benchmarks.harness import loopback as module
 
     seen: list[tuple[float, str]] = []
     read = module._Handler._read_json
