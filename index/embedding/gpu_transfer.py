@@ -78,18 +78,18 @@ def write_chunks(corpus: Sequence[Path], out: Path, parts: int, model: str = DEF
     return {"papers": len(papers), "texts": len(content), "chunks": len(hashes), "parts": parts}
 
 
-def _reused(path: Path | None, model: str) -> dict[str, np.ndarray]:
-    """chunk hash -> float32 vector of an earlier shipped file made with the same model (empty without one)."""
+def _reused(path: Path | None, model: str):
+    """An earlier shipped file made with the same model (None without one); its rows are read on demand."""
     from .prebuilt import ShippedVectors
 
-    old = ShippedVectors.load(path) if path is not None else None
+    if path is None:
+        return None
+    old = ShippedVectors.load(path)
     if old is None:
-        if path is not None:
-            raise ValueError(f"{path}: not a shipped vectors file")
-        return {}
+        raise ValueError(f"{path}: not a shipped vectors file")
     if old.model != model:
         raise ValueError(f"{path} holds {old.model} vectors, the chunks are for {model}")
-    return {h: old.row(i) for i, h in enumerate(old.chunk_hashes)}
+    return old
 
 
 def _parts(chunks: Path, index: dict) -> list[str]:
@@ -108,7 +108,8 @@ def embed(chunks: Path, out: Path, reuse: Path | None = None, threads: int | Non
     import time
 
     index = json.loads((chunks / "chunks-index.json").read_text())
-    known = _reused(reuse, index["model"]).keys()
+    old = _reused(reuse, index["model"])
+    known = set(old.chunk_hashes) if old is not None else set()
     todo = [(h, t) for h, t in zip(index["chunk_hashes"], _parts(chunks, index)) if h not in known]
     embedder = Embedder("onnx", model=model_key(index["model"]), batch_size=64, threads=threads)
     if embedder.model_id != index["model"]:
@@ -141,8 +142,10 @@ def pack(chunks: Path, vectors: Sequence[Path], out: Path, reuse: Path | None = 
     loaded = [np.load(v) for v in vectors]
     if all("hashes" in z for z in loaded):
         by_hash = {h: (q, s) for z in loaded for h, q, s in zip(z["hashes"].tolist(), z["vectors"], z["scales"])}
-        for h, v in _reused(reuse, index["model"]).items():
-            by_hash.setdefault(h, tuple(a[0] for a in quantise(v[None, :])))
+        old = _reused(reuse, index["model"])
+        for i, h in enumerate(old.chunk_hashes if old is not None else ()):
+            if h not in by_hash:  # only the rows the shards lack are read and quantised
+                by_hash[h] = tuple(a[0] for a in quantise(old.row(i)[None, :]))
         if missing := [h for h in hashes if h not in by_hash]:
             raise ValueError(f"{len(missing)} of {len(hashes)} chunks have no vector: a shard is missing")
         q = np.stack([by_hash[h][0] for h in hashes])
