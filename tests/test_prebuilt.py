@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zipfile
+
 import numpy as np
 import pytest
 
@@ -100,7 +102,7 @@ def test_gpu_chunks_and_int8_pack_seed_what_a_build_would_embed(tmp_path):
 
     from peerlint.index.embedding import gpu_transfer
     from peerlint.index.embedding.embedder import Embedder
-    from peerlint.index.embedding.prebuilt import FORMAT_INT8
+    from peerlint.index.embedding.prebuilt import FORMAT_INT8, SHIPPED_LEVELS
 
     sys.path.insert(0, str(Path(gpu_transfer.__file__).parent))
     from gpu_embed import quantise  # the GPU machine's own script: plain numpy here
@@ -128,6 +130,8 @@ def test_gpu_chunks_and_int8_pack_seed_what_a_build_would_embed(tmp_path):
         gpu_transfer.pack(tmp_path / "chunks", parts[:1], tmp_path / "short.npz")
     shipped = ShippedVectors.load(out)
     assert shipped is not None and shipped.vectors.dtype == np.int8 and int(np.load(out)["format"]) == FORMAT_INT8
+    assert np.abs(shipped.vectors).max() == SHIPPED_LEVELS  # rounded to the shipped levels: fewer bits once deflated
+    assert {i.compress_type for i in zipfile.ZipFile(out).infolist()} == {zipfile.ZIP_DEFLATED}
     from peerlint.index.ingest.load import load_papers
 
     texts = [p.text for p in load_papers([corpus], warn=lambda m: None)]  # as a build reads them

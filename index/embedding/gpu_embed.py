@@ -81,11 +81,20 @@ class GpuEncoder:
         return out
 
 
-def quantise(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Symmetric int8 per vector: v ~ q * scale, scale = max|v| / 127."""
-    scale = np.maximum(np.abs(vectors).max(axis=1), 1e-12) / 127.0
-    q = np.clip(np.rint(vectors / scale[:, None]), -127, 127).astype(np.int8)
+def quantise(vectors: np.ndarray, levels: int = 127) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric int8 per vector: v ~ q * scale, scale = max|v| / levels, |q| <= levels (<= 127).
+
+    Fewer levels keep the int8 layout (readers need not know) but leave fewer distinct byte values,
+    which a compressed file stores in fewer bits."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    scale = np.maximum(np.abs(vectors).max(axis=1), 1e-12) / float(levels)
+    q = np.clip(np.rint(vectors / scale[:, None]), -levels, levels).astype(np.int8)
     return q, scale.astype(np.float32)
+
+
+def requantise(q: np.ndarray, scales: np.ndarray, levels: int) -> tuple[np.ndarray, np.ndarray]:
+    """int8 rows (v ~ q * scale) quantised again to `levels`, as the shipped file stores them."""
+    return quantise(q.astype(np.float32) * np.asarray(scales, dtype=np.float32)[:, None], levels)
 
 
 def main(argv: list[str] | None = None) -> int:

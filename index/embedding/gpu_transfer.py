@@ -29,7 +29,7 @@ import numpy as np
 
 from ...hashing import text_hash
 from .embedder import DEFAULT_MODEL, Embedder, model_dir, model_key
-from .gpu_embed import quantise  # the GPU script's own (it imports torch only when it runs)
+from .gpu_embed import quantise, requantise  # the GPU script's own (it imports torch only when it runs)
 
 MAX_TOKENS = 200
 BLOCK = 8192  # chunks an `embed` shard holds
@@ -132,10 +132,11 @@ def embed(chunks: Path, out: Path, reuse: Path | None = None, threads: int | Non
     return done
 
 
-def pack(chunks: Path, vectors: Sequence[Path], out: Path, reuse: Path | None = None) -> int:
+def pack(chunks: Path, vectors: Sequence[Path], out: Path, reuse: Path | None = None, levels: int | None = None) -> int:
     """The shipped file (format 2) from vector files: GPU parts (rows in chunk order, no names) joined in
-    the order given, or `embed` shards (rows named by `hashes`), plus the rows of `reuse` by hash."""
-    from .prebuilt import FORMAT_INT8, _raw
+    the order given, or `embed` shards (rows named by `hashes`), plus the rows of `reuse` by hash; rows are
+    rounded to `levels` (default `SHIPPED_LEVELS`) and the file is compressed."""
+    from .prebuilt import FORMAT_INT8, SHIPPED_LEVELS, _raw
 
     index = json.loads((chunks / "chunks-index.json").read_text())
     hashes = index["chunk_hashes"]
@@ -155,10 +156,13 @@ def pack(chunks: Path, vectors: Sequence[Path], out: Path, reuse: Path | None = 
         scales = np.concatenate([z["scales"] for z in loaded])
     if len(q) != len(hashes):
         raise ValueError(f"{len(q)} vectors for {len(hashes)} chunks: a part is missing")
+    levels = levels or SHIPPED_LEVELS
+    if levels < 127:
+        q, scales = requantise(q, scales, levels)
     bounds = np.cumsum([0] + [len(s) for s in index["spans"]])
     flat = np.asarray([s for sp in index["spans"] for s in sp], dtype=np.int32).reshape(-1, 2)
     tmp = out.with_suffix(".tmp.npz")
-    np.savez(tmp, format=np.int32(FORMAT_INT8), model=np.str_(index["model"]),
+    np.savez_compressed(tmp, format=np.int32(FORMAT_INT8), model=np.str_(index["model"]),
              max_tokens=np.int32(index["max_tokens"]), content_hashes=_raw(index["content_hashes"]),
              span_bounds=bounds.astype(np.int32), spans=flat, chunk_hashes=_raw(index["chunk_hashes"]),
              vectors=q.astype(np.int8), scales=scales.astype(np.float32))
@@ -185,6 +189,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--vectors", type=Path, nargs="+", required=True)
     p.add_argument("--out", type=Path, default=SHIPPED)
     p.add_argument("--reuse", type=Path, help="an earlier shipped file whose rows fill the chunks the shards lack")
+    p.add_argument("--levels", type=int, choices=range(7, 128), metavar="7..127",
+                   help="round each int8 row to this many levels a side (default: the shipped file's)")
     e = sub.add_parser("embed", help="embed the chunks on this machine's CPU (resumable shards)")
     e.add_argument("--chunks", type=Path, required=True)
     e.add_argument("--out", type=Path, required=True)
@@ -198,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.cmd == "embed":
         print(f"{embed(args.chunks, args.out, args.reuse, args.threads)} chunks embedded into {args.out}")
     else:
-        print(f"{pack(args.chunks, args.vectors, args.out, args.reuse)} chunk vectors written to {args.out}")
+        print(f"{pack(args.chunks, args.vectors, args.out, args.reuse, args.levels)} chunk vectors written to {args.out}")
     return 0
 
 
