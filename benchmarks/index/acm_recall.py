@@ -18,6 +18,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ...index.embedding.prebuilt import SHIPPED_LEVELS
+
 K = 50
 
 
@@ -67,16 +69,17 @@ def recall_at_50(embed, data: AcmQueries) -> dict[str, Any]:
     stored = stored_as_int8(docs)
     dev = [split_of(pid) == "dev" for pid in data.exclude]
     return {**score(docs, queries, data), "embed_seconds": seconds,
-            "int8_storage": {"all": score(stored, queries, data),
+            "int8_storage": {"levels": SHIPPED_LEVELS, "all": score(stored, queries, data),
                              "dev_float": score(docs, queries, data, dev), "dev": score(stored, queries, data, dev)}}
 
 
 def stored_as_int8(vectors: np.ndarray) -> np.ndarray:
-    """Vectors as the shipped file keeps them and a build reads them back (`gpu_embed.quantise`, `prebuilt.row`)."""
-    from ...index.embedding.gpu_embed import quantise
+    """Vectors as the shipped file keeps them and a build reads them back: int8 from the embedder
+    (`gpu_embed.quantise`), rounded again to `SHIPPED_LEVELS` by `gpu_transfer.pack`, made unit length by `prebuilt.row`."""
+    from ...index.embedding.gpu_embed import quantise, requantise
 
-    q, scales = quantise(np.asarray(vectors, dtype=np.float32))
-    return q.astype(np.float32) * scales[:, None]
+    q = requantise(*quantise(vectors), SHIPPED_LEVELS)[0].astype(np.float32)
+    return q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
 
 
 def score(docs: np.ndarray, queries: np.ndarray, data: AcmQueries, keep: Sequence[bool] | None = None) -> dict[str, Any]:

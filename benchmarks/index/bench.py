@@ -39,6 +39,7 @@ from ..harness.results import RESULTS_HELP, peak_rss_mb, print_table, rss_mb, wr
 from .synthetic import clustered_vectors, exact_top_k, latency_percentiles as _percentiles
 
 from ...errors import UserError
+from ...index.embedding.prebuilt import SHIPPED_LEVELS
 
 TITLE_QUERIES = 200  # own-title retrieval queries per route
 HELD_OUT = 200  # abstracts outside the indexed documents, for neighbour-list overlap
@@ -317,6 +318,25 @@ def _route_rows(routes: list[dict[str, Any]], baselines: dict) -> list[list[Any]
     return rows
 
 
+STORAGE_HEADERS = ["route, documents stored as", "split", "R@50 paper", "MRR paper", "R@50 ctx", "MRR ctx"]
+STORAGE_TITLE = (f"What storing the vectors as the shipped file does (int8 rounded to {SHIPPED_LEVELS} levels a side) "
+                 "costs on ACM-CR")
+
+
+def run_storage(routes: Sequence[str], sample: int) -> dict[str, Any]:
+    """Each route's ACM-CR recall with float documents and with documents stored as the shipped file stores them."""
+    from ...index.embedding.embedder import Embedder
+    from ..related.truth import ACM_DIR
+    from .acm_recall import describe, load_acm, recall_at_50
+
+    acm = load_acm(ACM_DIR, sample) if sample > 0 else None
+    if acm is None:
+        raise UserError(f"--storage needs ACM-CR ({ACM_DIR}) and --acm-sample of at least 1")
+    _log(describe(acm))
+    results = [{"route": route, "acm": recall_at_50(Embedder(route).encode, acm)} for route in routes]
+    return {"dataset": {"acm_cr": describe(acm), "sample": sample}, "levels": SHIPPED_LEVELS, "routes": results}
+
+
 def _storage_rows(routes: list[dict[str, Any]]) -> list[list[Any]]:
     rows = []
     for r in routes:
@@ -343,11 +363,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scale", action="store_true",
                         help="only this: an on-disk index of --synthetic N papers opened as the server opens it "
                              "(RSS, dense and lexical latency, recall, appending 2k papers; scale.py)")
-    parser.add_argument("--work", type=Path, default=None, help="where --scale keeps its index (default: $TMPDIR)")
+    parser.add_argument("--work", type=Path, default=None,
+                        help="where --scale keeps its index and --default-build keeps the one it builds (default-index; "
+                             "default: a temporary folder, removed)")
     parser.add_argument("--query-route", default=None, choices=["onnx-int8", "bf16"],
                         help="only this: queries embedded on this route against exact documents (ACM-CR R@50 loss "
                              "over --acm-sample papers, overlap@10 on the shipped index for --docs real paragraphs, "
                              "CPU; query_route.py)")
+    parser.add_argument("--default-build", action="store_true",
+                        help="only this: `peerlint index build` of the default corpus (or --corpus) into a fresh "
+                             "folder and `peerlint search` on it, each a fresh process: wall and CPU seconds, peak "
+                             "RSS (default_build.py)")
+    parser.add_argument("--storage", action="store_true",
+                        help="only this: ACM-CR R@50 and MRR of each of --routes over --acm-sample papers, documents "
+                             "as float vectors and as the shipped vectors file stores them (acm_recall.py)")
     parser.add_argument("--engines", type=int, default=0, metavar="N",
                         help="only this: N papers built by the single-process build and by Ray in local mode "
                              "(first of --routes), docs/s of each (scale.py)")
@@ -363,6 +392,18 @@ def run(args) -> int:
     routes = [r.strip() for r in str(args.routes).split(",") if r.strip()]
     if args.docs < 1 or args.queries < 1 or args.synthetic < 0:
         raise UserError("--docs and --queries must be at least 1 and --synthetic at least 0")
+    if args.storage:
+        payload = run_storage(routes, args.acm_sample)
+        path = write_result(args.out, "bench-index-storage", payload)
+        print_table(_storage_rows(payload["routes"]), STORAGE_HEADERS, title=STORAGE_TITLE)
+        print(f"wrote {path}")
+        return 0
+    if args.default_build:
+        from .default_build import print_default_build, run_default_build
+
+        payload = run_default_build(args.corpus, args.work)
+        print_default_build(payload, write_result(args.out, "bench-index-default-build", payload))
+        return 0
     try:
         papers = load_papers(sources, warn=lambda m: None)
     except CorpusError as exc:
@@ -454,8 +495,7 @@ def _print_report(payload: dict[str, Any], path: Path, threads: int) -> None:
                  "title MRR", "overlap@10 vs torch", "ACM R@50 paper", "ACM R@50 ctx", "cold query s",
                  "default rule"], title="Build speed and retrieval quality")
     if storage := _storage_rows(route_results):
-        print_table(storage, ["route, documents stored as", "split", "R@50 paper", "MRR paper", "R@50 ctx", "MRR ctx"],
-                    title="What storing the vectors as int8 (the shipped file's format) costs on ACM-CR")
+        print_table(storage, STORAGE_HEADERS, title=STORAGE_TITLE)
     search_rows = [[f"corpus ({corpus['vectors']:,} chunks of {corpus['papers']:,} papers)", corpus["vectors"],
                     corpus["search"]["p50_ms"], corpus["search"]["p99_ms"], corpus["exact"]["p50_ms"],
                     corpus["recall_at_10"], round(corpus["hnsw_bytes"] / 1e6, 1), None]]
