@@ -107,9 +107,9 @@ def finish_build(root: Path, papers: Sequence[Paper], content_hashes: Sequence[s
                         datetime.now(timezone.utc).isoformat(timespec="seconds"), build_id, max_tokens)
     build = root / "builds" / build_id
     with Progress("indexing", total=len(rows), unit="vec", show=show_progress) as bar:
-        write_build(build, papers, content_hashes, rows, vectors, manifest, progress=bar.usearch_callback)
-    if entities:
-        write_entities(build, papers, show_progress=show_progress)  # SEC retrieval's entity postings
+        write_build(build, papers, content_hashes, rows, vectors, manifest, progress=bar.usearch_callback,
+                    alongside=(lambda: write_entities(build, papers, show_progress=show_progress, position=1))
+                    if entities else None)  # SEC retrieval's entity postings, while the graph is built
     make_live(root, build)
     return build
 

@@ -218,10 +218,11 @@ class EntityTable:
 
 # -- storage -------------------------------------------------------------------------------
 def write_entities(build: Path, papers: Sequence[Paper] | None = None, per_paper: Sequence[Sequence[str]] | None = None,
-                   show_progress: bool = False) -> EntityTable:
-    """Extract (unless given) and store the entities of a build's papers; atomic (temp file + rename)."""
+                   show_progress: bool = False, position: int = 0) -> EntityTable:
+    """Extract (unless given) and store the entities of a build's papers; atomic (temp file + rename).
+    `position` is the progress bar's line, when another bar runs beside it."""
     if per_paper is None:
-        per_paper = _extract_all(papers or (), show_progress)
+        per_paper = _extract_all(papers or (), show_progress, position)
     table = EntityTable.from_lists(per_paper)
     tmp = build / f"{FILE}.tmp{os.getpid()}-{threading.get_ident()}"
     tmp.unlink(missing_ok=True)
@@ -246,11 +247,11 @@ def write_entities(build: Path, papers: Sequence[Paper] | None = None, per_paper
     return table
 
 
-def _extract_all(papers: Sequence[Paper], show_progress: bool) -> list[list[str]]:
+def _extract_all(papers: Sequence[Paper], show_progress: bool, position: int = 0) -> list[list[str]]:
     from .progress import Progress
 
     out: list[list[str]] = []
-    with Progress("entities", total=len(papers), unit="paper", show=show_progress) as bar:
+    with Progress("entities", total=len(papers), unit="paper", show=show_progress, position=position) as bar:
         for i, paper in enumerate(papers):
             out.append(paper_entities(paper))
             if i % 1000 == 999:

@@ -60,7 +60,9 @@ _WORD = re.compile(r"[^\W_]+")  # letters and digits of any script
 def terms(text: str) -> list[str]:
     """The content words of a text, in order, as the table stores them."""
     text = _PLACEHOLDER.sub(" ", _COMMAND.sub(" ", _MATH.sub(" ", text or "")))
-    text = "".join(ch for ch in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(ch))
+    text = text.lower()
+    if not text.isascii():  # accents stripped; ASCII text has none, and most abstracts are ASCII
+        text = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
     return [_stem(w) for w in _WORD.findall(text) if len(w) > 1 and not w.isdigit() and w not in STOPWORDS]
 
 

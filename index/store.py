@@ -19,10 +19,11 @@ import json
 import os
 import re
 import sqlite3
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -34,12 +35,13 @@ from .papers import Hit, Paper, SearchFilter
 # (`VectorIndex.lexical_problem` says so and names the rebuild) and hybrid search falls back to dense.
 MANIFEST_VERSION = 2
 HNSW = {"connectivity": 16, "expansion_add": 128, "expansion_search": 96}
-# From this many vectors on, the graph stores int8 scalars (half its bytes, faster distances); every
+# From this many vectors on (the default corpus's 274k chunks among them), the graph stores int8
+# scalars (half its bytes, distances ~1.8x faster to insert with AVX-512 VNNI); every
 # search re-ranks its candidates exactly against vectors.npy (float16), which recovers what int8 loses
 # (recall@10 0.995 at 60k). With the full build beam, 1M vectors drawn around real MiniLM ones give
 # recall@10 0.994 at expansion_search 96 (docs/scale.md); a narrower beam (expansion_add 64) on harder
 # clustered vectors had given 0.70.
-LARGE_INDEX_VECTORS = 1_000_000
+LARGE_INDEX_VECTORS = 200_000
 HNSW_LARGE = {"dtype": "i8"}
 EXACT_FRACTION = 0.1  # below this share of allowed papers, search the subset exactly
 
@@ -447,15 +449,45 @@ def new_graph(dim: int, vectors: int):
 
 def write_build(build: Path, papers: Sequence[Paper], content_hashes: Sequence[str],
                 chunk_rows: Sequence[tuple[int, int, int, str]], vectors: np.ndarray, manifest: Manifest,
-                progress=None) -> None:
-    """Write one complete build directory; the caller makes it live only after this returns."""
+                progress=None, alongside: Callable[[], object] | None = None) -> None:
+    """Write one complete build directory; the caller makes it live only after this returns.
+
+    The HNSW graph is built on its own thread (USearch releases the GIL) while this one writes the
+    metadata, BM25 and then `alongside` (the entity postings): on two cores the slowest of the two,
+    not their sum. An error on either side is raised here, after both have stopped."""
     build.mkdir(parents=True)
     np.save(build / "vectors.npy", np.asarray(vectors, dtype=np.float16))
-    hnsw = new_graph(manifest.dim, len(vectors))
+    failed: list[BaseException] = []
+
+    def graph() -> None:
+        try:
+            write_graph(build, manifest.dim, vectors, progress)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread below
+            failed.append(exc)
+
+    worker = threading.Thread(target=graph, name="peerlint-hnsw", daemon=True)
+    worker.start()
+    try:
+        write_metadata(build, papers, content_hashes, chunk_rows)
+        if alongside is not None:
+            alongside()
+    finally:
+        worker.join()
+    if failed:
+        raise failed[0]
+    seal_build(build, manifest)
+
+
+def write_graph(build: Path, dim: int, vectors: np.ndarray, progress=None) -> None:
+    hnsw = new_graph(dim, len(vectors))
     if len(vectors):
         hnsw.add(np.arange(len(vectors), dtype=np.uint64), vectors, progress=progress, threads=insert_threads(len(vectors)))
     hnsw.save(str(build / "vectors.usearch"))
-    del hnsw  # 1.6 GB at 3M vectors: not held while the metadata and BM25 are written
+
+
+def write_metadata(build: Path, papers: Sequence[Paper], content_hashes: Sequence[str],
+                   chunk_rows: Sequence[tuple[int, int, int, str]]) -> None:
+    """meta.sqlite: the papers, their chunks and the BM25 table (with its postings beside it)."""
     db = sqlite3.connect(build / "meta.sqlite")
     with db:
         db.execute("""CREATE TABLE papers (idx INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, title TEXT,
@@ -466,7 +498,6 @@ def write_build(build: Path, papers: Sequence[Paper], content_hashes: Sequence[s
         db.execute("CREATE INDEX chunks_paper ON chunks(paper_idx)")
         lexical.write_table(db, ((i, p.title, p.abstract) for i, p in enumerate(papers)))  # BM25, same transaction
     db.close()
-    seal_build(build, manifest)
 
 
 def insert_rows(db: sqlite3.Connection, papers: Sequence[Paper], content_hashes: Sequence[str],

@@ -302,7 +302,7 @@ def test_crash_while_writing_a_build_keeps_the_old_index(built, tmp_path, monkey
     before = _live_ids(root, embedder)
     current = (root / "CURRENT").read_text()
 
-    def half_written(build, papers_, hashes, rows, vectors, manifest, progress=None):
+    def half_written(build, papers_, hashes, rows, vectors, manifest, progress=None, alongside=None):
         build.mkdir(parents=True)
         np.save(build / "vectors.npy", vectors[: len(vectors) // 2].astype(np.float16))
         raise OSError("simulated crash: disk full")
