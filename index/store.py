@@ -175,31 +175,33 @@ class VectorIndex:
             budget -= path.stat().st_size
 
     def _read_columns(self) -> None:
-        """The per-paper and per-chunk columns search needs, one column at a time, streamed from SQLite.
+        """The per-paper and per-chunk columns search needs, streamed from SQLite in one pass per table.
 
         Never all rows at once: at 3M papers, rows fetched as tuples took ~3x the memory of the columns
-        they fill. Venues and dates repeat, so each distinct value is one shared string."""
+        they fill; rows come a block at a time."""
         db = self._db
         n = db.execute("SELECT COUNT(*) FROM papers").fetchone()[0]
         m = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
 
-        def shared(sql: str, lower: bool) -> np.ndarray:
-            seen: dict = {}
-            out = np.empty(n, dtype=object)
-            for i, (v,) in enumerate(db.execute(sql)):
-                out[i] = seen.get(v) or seen.setdefault(v, ((v or "").lower() if lower else v or ""))
-            return out
-
-        self.ids = [r[0] for r in db.execute("SELECT id FROM papers ORDER BY idx")]
+        # one pass over the papers table (its rows hold the abstracts: each pass reads the whole file)
+        self.ids = [""] * n
+        self.venues = np.empty(n, dtype=object)  # venues and dates repeat: one shared string each
+        self.dates = np.empty(n, dtype=object)
+        self.years = np.empty(n, dtype=np.int32)
+        venues: dict = {}
+        dates: dict = {}
+        cursor, i = db.execute("SELECT id, venue, date, IFNULL(year, -1) FROM papers ORDER BY idx"), 0
+        while rows := cursor.fetchmany(COLUMN_BLOCK):
+            for pid, venue, date, year in rows:
+                self.ids[i] = pid
+                self.venues[i] = venues.get(venue) or venues.setdefault(venue, (venue or "").lower())
+                self.dates[i] = dates.get(date) or dates.setdefault(date, date or "")
+                self.years[i] = year
+                i += 1
         self.id_to_idx = {pid: i for i, pid in enumerate(self.ids)}
-        self.venues = shared("SELECT venue FROM papers ORDER BY idx", lower=True)
-        self.dates = shared("SELECT date FROM papers ORDER BY idx", lower=False)
-        self.years = np.fromiter((y for (y,) in db.execute("SELECT IFNULL(year, -1) FROM papers ORDER BY idx")),
-                                 dtype=np.int32, count=n)
-        self.chunk_paper = np.fromiter((p for (p,) in db.execute("SELECT paper_idx FROM chunks ORDER BY key")),
-                                       dtype=np.int64, count=m)
-        self.chunk_spans = np.fromiter((x for row in db.execute("SELECT start, end FROM chunks ORDER BY key") for x in row),
-                                       dtype=np.int64, count=2 * m).reshape(-1, 2)
+        chunks = _columns(db, "SELECT paper_idx, start, end FROM chunks ORDER BY key", np.int64, m, width=3)
+        self.chunk_paper = chunks[:, 0].copy()
+        self.chunk_spans = chunks[:, 1:].copy()
 
     def _lexical_problem(self) -> str | None:
         """Why this index cannot search by words (an index built before lexical search existed), or None."""
@@ -432,6 +434,19 @@ class VectorIndex:
     def close(self) -> None:
         self._db.close()
         self._rows.close()
+
+
+COLUMN_BLOCK = 65_536  # rows converted at a time: numpy per block, not a Python call per value
+
+
+def _columns(db: sqlite3.Connection, sql: str, dtype, count: int, width: int) -> np.ndarray:
+    """`width` numeric columns of `count` rows as one array, filled block by block."""
+    out = np.empty((count, width), dtype=dtype)
+    cursor, i = db.execute(sql), 0
+    while rows := cursor.fetchmany(COLUMN_BLOCK):
+        out[i:i + len(rows)] = rows
+        i += len(rows)
+    return out
 
 
 def open_index(root: Path | str, embedder=None, read_ahead: bool = True) -> VectorIndex:

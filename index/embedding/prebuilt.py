@@ -16,6 +16,7 @@ Regenerate after changing the corpus, the model or the chunking (from a built de
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import sys
@@ -82,7 +83,17 @@ class ShippedVectors:
 
     @classmethod
     def load(cls, path: Path = SHIPPED) -> "ShippedVectors | None":
-        """The shipped file, or None (with a log line) when it is missing or unreadable."""
+        """The shipped file, or None (with a log line) when it is missing or unreadable. Read once per process
+        and file version (~274k compressed rows: seconds), then shared read-only by every build."""
+        try:
+            stat = Path(path).stat()
+        except OSError:
+            return None
+        return _load_once(str(path), stat.st_mtime_ns, stat.st_size)
+
+    @classmethod
+    def read(cls, path: Path) -> "ShippedVectors | None":
+        """`load` without the per-process cache."""
         try:
             with np.load(path, allow_pickle=False) as z:
                 if int(z["format"]) not in (FORMAT, FORMAT_INT8):
@@ -100,6 +111,11 @@ class ShippedVectors:
         except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
             log.warning("shipped vectors %s cannot be read (%s): embedding instead", path, exc)
             return None
+
+
+@functools.lru_cache(maxsize=2)
+def _load_once(path: str, mtime_ns: int, size: int) -> ShippedVectors | None:
+    return ShippedVectors.read(Path(path))
 
 
 def _raw(hashes: Sequence[str]) -> np.ndarray:
