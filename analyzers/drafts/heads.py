@@ -178,12 +178,8 @@ class VenueHead:
 
 
 def paper_matrix(index) -> np.ndarray:
-    """One normalised vector per indexed paper: the mean of its chunk vectors."""
-    n, dim = len(index), index.vectors.shape[1]
-    sums = np.zeros((n, dim), dtype=np.float32)
-    np.add.at(sums, index.chunk_paper, np.asarray(index.vectors, dtype=np.float32))
-    norms = np.linalg.norm(sums, axis=1, keepdims=True)
-    return sums / np.where(norms > 0, norms, 1.0)
+    """One normalised vector per indexed paper: the mean of its chunk vectors (`VectorIndex.paper_matrix`)."""
+    return index.paper_matrix()
 
 
 def venue_head_for(index, cache_dir: Path | None) -> VenueHead | None:

@@ -67,11 +67,7 @@ class Neighbours:
 
     def __init__(self, index, k: int = 10):
         self.index, self.k = index, k
-        n, dim = len(index), index.vectors.shape[1]
-        sums = np.zeros((n, dim), dtype=np.float32)
-        np.add.at(sums, index.chunk_paper, np.asarray(index.vectors, dtype=np.float32))
-        norms = np.linalg.norm(sums, axis=1, keepdims=True)
-        self.matrix = sums / np.where(norms > 0, norms, 1.0)
+        self.matrix = index.paper_matrix()
         self._embedded: dict[str, np.ndarray] = {}
         self._around: dict[tuple[str, int | None], Neighbourhood] = {}
 
