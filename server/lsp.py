@@ -166,7 +166,7 @@ class PeerlintServer(LanguageServer):
         if self.generation.get(uri) != generation:
             return  # a newer edit is already on its way
         self.publish(state)
-        if self.service.engine.analyzers("llm") or "revisions" in self.service.settings.analyzers:
+        if self.service.engine.analyzers("llm"):
             self.llm_pending[uri] = asyncio.ensure_future(self._llm(uri, generation))
 
     async def _llm(self, uri: str, generation: int) -> None:
