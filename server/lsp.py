@@ -32,6 +32,7 @@ from .code_actions import cite_action, cite_edit, cite_targets, disable_actions,
 from .diagnostics import hover_markdown, to_diagnostic
 from .framing import serve_frames
 from .service import ProjectState, Service, uri_to_path
+from ..index.embedding.embedder import cache_root
 
 log = logging.getLogger("peerlint.server")
 
@@ -512,7 +513,6 @@ def _setup_logging(log_file: Path | None) -> None:
 
 
 def serve(tcp: str | None = None, log_file: Path | None = None) -> int:
-    from ..index.embedding.embedder import cache_root
 
     _setup_logging(log_file or cache_root() / "server.log")
     if tcp:
