@@ -26,6 +26,9 @@ from ...analyzers.drafts.revisions import FeatureReader, RevisionJudge, Revision
 from ...analyzers.novelty.model import fit_pairwise_logistic
 from .context import ARXIVEDITS, Bench, BenchError, log
 from .metrics import win_rate
+from ...server.service import Service
+from ...settings import Settings
+from ..lsp.draft import make_draft
 
 # feature sets tried, simplest first; the one with the best train cross-validation is shipped
 CANDIDATES = {
@@ -216,9 +219,6 @@ def editor_latency(pages: int) -> tuple[list[list], dict]:
     runs it) on a `pages`-page draft in a fresh git repository with a fresh cache: rows for opening it
     unedited (the LM is loaded then), a save with `EDITED_PARAGRAPHS` paragraphs edited, the same save
     again, and a further edit of one of them; each with the sentences the LM scored."""
-    from ...settings import Settings
-    from ...server.service import Service
-    from ..lsp.draft import make_draft
 
     rows, payload = [], {}
     with tempfile.TemporaryDirectory(prefix="peerlint-revision-latency-") as tmp:
