@@ -248,7 +248,6 @@ def write_entities(build: Path, papers: Sequence[Paper] | None = None, per_paper
 
 
 def _extract_all(papers: Sequence[Paper], show_progress: bool) -> list[list[str]]:
-
     out: list[list[str]] = []
     with Progress("entities", total=len(papers), unit="paper", show=show_progress) as bar:
         for i, paper in enumerate(papers):

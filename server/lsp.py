@@ -513,7 +513,6 @@ def _setup_logging(log_file: Path | None) -> None:
 
 
 def serve(tcp: str | None = None, log_file: Path | None = None) -> int:
-
     _setup_logging(log_file or cache_root() / "server.log")
     if tcp:
         host, _, port = tcp.rpartition(":")

@@ -62,7 +62,6 @@ LLM_FAILURES: tuple[type[BaseException], ...] = (TimeoutError, OSError)
 
 
 def _llm_failures() -> tuple[type[BaseException], ...]:
-
     return (LLMError, *LLM_FAILURES)
 
 
@@ -71,7 +70,6 @@ class LLMComparator:
     the answer is one of two fixed strings, so it is constrained by construction)."""
 
     def __init__(self, llm, prompt: str = "nova_tournament", chars: int = ANSWER_CHARS):
-
         self.llm, self.prompt, self.chars = llm, load_prompt(prompt), chars
         self.name = f"llm:{getattr(llm, 'name', '?')}:{getattr(llm, 'model', '?')}"
 

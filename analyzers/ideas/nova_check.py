@@ -219,7 +219,6 @@ def planned_retrieval(idea: str, retriever_or_index, llm=None, rounds: int = ROU
 # -- judgment -------------------------------------------------------------------------------------
 
 def _paper_text(hit: Hit) -> str:
-
     return clip(f"{hit.paper.title}. {hit.paper.abstract}" if hit.paper.title else hit.paper.abstract, PAPER_CHARS)
 
 

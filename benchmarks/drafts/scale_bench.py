@@ -34,7 +34,6 @@ def _r(x, nd=2):
 
 
 def embedder_for(bench: Bench | None) -> CachedEmbed:
-
     return CachedEmbed(Embedder(), cache_root() / "drafts" / "scale-vectors.npz", log=log)
 
 

@@ -143,7 +143,6 @@ class CachedEmbed:
     """`embed(texts)` through an embedder, each text's vector kept in an .npz keyed by its hash."""
 
     def __init__(self, embedder, path: Path, log: Callable[[str], None] = print):
-
         self.embedder, self.path, self.log, self.key = embedder, path, log, text_hash
         self.vectors: dict[str, np.ndarray] = {}
         if path.exists():

@@ -54,14 +54,12 @@ class CachedEmbedder:
     """The ONNX route of MiniLM (the same vectors as the index's torch route) behind a vector cache."""
 
     def __init__(self, path: Path):
-
         self.embedder = Embedder("onnx")
         self.model = self.embedder.model_id
         self.cache = EmbeddingCache(path)
         self.embedded = 0
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
-
         hashes = [text_hash(t) for t in texts]
         have = self.cache.get_vectors(self.model, hashes)
         todo = list(dict.fromkeys(h for h in hashes if h not in have))
@@ -88,7 +86,6 @@ def proceedings_pairs(papers, held_apart: Sequence[str], size: int) -> tuple[lis
 
 
 def acm_rows(acm_dir: Path) -> tuple[list[dict], list[dict]]:
-
     try:
         paper_rows, context_rows, _ = acm_truths(acm_dir)
     except ValueError as exc:

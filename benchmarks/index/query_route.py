@@ -99,7 +99,6 @@ def run_query_route(args) -> dict[str, Any]:
 
 
 def print_query_route(payload: dict[str, Any], path: Path) -> None:
-
     p, acm = payload["paragraphs"], payload.get("acm")
     rows = [["overlap@10 with exact queries (shipped index)", p["overlap_at_10"]],
             ["top-1 the same", p["top1_same"]],

@@ -241,7 +241,6 @@ def run_scale(args, shipped, lexical_texts: Sequence[str]) -> dict[str, Any]:
 
 
 def print_scale(payload: dict[str, Any], path: Path) -> None:
-
     s, b, a = payload["search"], payload["build"], payload["append"]
     rows = [["open (fresh process)", s["open_seconds"] * 1000, None, None, s["rss_mb"]["after_open"]],
             [f"dense k=10 ({s['graph_dtype']} graph, exact re-rank)", s["dense"]["p50_ms"], s["dense"]["p99_ms"],
@@ -352,7 +351,6 @@ def run_engines(args, shipped) -> dict[str, Any]:
 
 
 def print_engines(payload: dict[str, Any], path: Path) -> None:
-
     single = payload["single"]
     rows = [["single process (build_index)", single["docs_per_s"], single["seconds"], 1.0, single["cpu_seconds"], 1.0]]
     rows += [[f"ray local, {k.split('_')[1]} workers", v["docs_per_s"], v["seconds"], v["ratio_vs_single"],

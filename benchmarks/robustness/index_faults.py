@@ -44,7 +44,6 @@ class Probe:
 
     @classmethod
     def of(cls, index_dir: Path) -> "Probe":
-
         index = open_index(index_dir)
         try:
             picks = [index.paper(i) for i in (0, len(index) // 3, len(index) // 2)]

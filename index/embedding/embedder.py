@@ -43,7 +43,6 @@ class EmbeddingError(RuntimeError):
 
 
 def _name(model: str) -> str:
-
     return MODELS[model].name if model in MODELS else model
 
 

@@ -54,7 +54,6 @@ def write_weights(model: str, out: Path) -> Path:
 
 
 def write_chunks(corpus: Sequence[Path], out: Path, parts: int, model: str = DEFAULT_MODEL) -> dict:
-
     papers = load_papers(list(corpus), warn=lambda m: print(m, file=sys.stderr))
     texts = [p.text for p in papers]
     content = list(dict.fromkeys(text_hash(t) for t in texts))
@@ -166,7 +165,6 @@ def pack(chunks: Path, vectors: Sequence[Path], out: Path, reuse: Path | None = 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-
     parser = argparse.ArgumentParser(prog="python -m peerlint.index.embedding.gpu_transfer", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
