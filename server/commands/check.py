@@ -9,6 +9,8 @@ from pathlib import Path
 
 from ...errors import UserError
 from .common import display_path, index_arg, load_settings, project_file, warn
+from ...llm.base import LLMError
+from ...types import ProjectSource
 
 
 def register(sub) -> None:
@@ -31,8 +33,6 @@ def revision_verdicts(file: Path, root: Path | None, checker, rev: str) -> list:
     from ...analyzers.drafts.paper_diff import revision_lenses  # see `run`
     from ...analyzers.drafts.revision_check import compare, compared_with
     from ...latex.parse import parse_options
-    from ...llm.base import LLMError
-    from ...types import ProjectSource
 
     source = ProjectSource(file, root)  # no text at open: outside git there is nothing to compare with
     if not rev or compared_with(source, rev) is None:
