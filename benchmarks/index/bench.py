@@ -39,6 +39,7 @@ from ..harness.results import RESULTS_HELP, peak_rss_mb, print_table, rss_mb, wr
 from .synthetic import clustered_vectors, exact_top_k, latency_percentiles as _percentiles
 
 from ...errors import UserError
+from ..related.truth import ACM_DIR
 
 TITLE_QUERIES = 200  # own-title retrieval queries per route
 HELD_OUT = 200  # abstracts outside the indexed documents, for neighbour-list overlap
@@ -402,7 +403,6 @@ def run(args) -> int:
         _rss("baselines", memory)
         acm = None
         if args.acm_sample:
-            from ..related.truth import ACM_DIR
             from .acm_recall import describe, load_acm
 
             acm = load_acm(ACM_DIR, args.acm_sample)
