@@ -2,8 +2,9 @@
 `peerlint diff` and the language server.
 
 A `Checker` owns the index (opened lazily, its failure kept as the exact fix), the one `Retriever`
-over it, the LLM backend, the engine with its judgment cache, and the judges that run on demand
-(the calibrated novelty score, the revisions model). The server's `Service` keeps only what the
+over it, the LLM backend, the engine with its judgment cache and every analyzer, and what two of
+those analyzers judge with: the calibrated novelty score (`novelty`, on demand) and the revisions
+model (`revisions`, handed to the engine with the project it compares). The server's `Service` keeps only what the
 editor's session holds (open documents, parsed projects, published findings) and asks a Checker
 for everything else.
 """
@@ -23,7 +24,9 @@ from ..settings import Settings
 from ..types import text_hash
 from .drafts.revisions import make_judge
 from .engine import Engine, llm_failure
+from .novelty.analyzer import NoveltyAnalyzer
 from .novelty.check import NoveltyChecker
+from .registry import engine_factories
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +50,10 @@ class Checker:
         self._novelty: NoveltyChecker | None = None
         self._revision_judge = None
         self._lock = threading.RLock()
-        self.engine = Engine(settings, cache_path=self.cache_dir / "judgments.sqlite" if keep_judgments else None)
+        # *Check novelty* scores over the whole open index with the model trained once per index build
+        analyzers = {**engine_factories(), NoveltyAnalyzer.name: lambda: NoveltyAnalyzer(self.novelty_checker)}
+        self.engine = Engine(settings, cache_path=self.cache_dir / "judgments.sqlite" if keep_judgments else None,
+                             analyzers=analyzers)
 
     # -- the index and its retriever ---------------------------------------------------------
     @property

@@ -3,6 +3,11 @@
 The CLI's `check` and the language server both go through `Engine.run`, so an editor shows
 exactly what `peerlint check` prints. Judgments are cached per (analyzer, chunk text, context
 fingerprint) in memory and in SQLite, so an edit re-analyses one chunk and a restart none.
+
+Three tiers: "fast" and "llm" run the enabled analyzers over a project; "on-demand" runs the one
+the user asked for (the editor's *Check novelty*) on the chunk asked about, enabled or not, fresh
+(its analyzer keeps its own answers), with every LLM call first asking whether the user cancelled.
+After the chunks, each analyzer's `finish` judges the project as a whole.
 """
 
 from __future__ import annotations
@@ -17,11 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from .novelty.cancel import CheckCancelled, cancellable
 from .registry import engine_factories
 from ..latex.bibliography import BibEntry, Bibliography
-from ..types import AnalysisContext, Analyzer, Chunk, Judgment
+from ..types import AnalysisContext, Analyzer, Chunk, Judgment, ProjectSource
 
 log = logging.getLogger(__name__)
+
+ON_DEMAND = "on-demand"
 
 @dataclass
 class RunReport:
@@ -91,16 +99,23 @@ def _bind(body: dict, chunk: Chunk) -> Judgment:
     return Judgment(chunk, body["code"], body["message"], body["score"], body["severity"], body["evidence"])
 
 
-def _finished(analyzers: Sequence[Analyzer], judgments: list[Judgment], chunks: Sequence[Chunk],
-              settings) -> list[Judgment]:
-    """Each analyzer's document-level pass (`finish`, where it has one) over all its findings, cached or
-    fresh: what depends on other chunks (one finding per paragraph) is never cached per chunk."""
+def project_level(analyzer: Analyzer) -> bool:
+    """True for an analyzer whose whole work is its `finish` (it reads more than the chunks)."""
+    return bool(getattr(analyzer, "project_level", False))
+
+
+def _finished(analyzers: Sequence[Analyzer], judgments: list[Judgment], ctx: AnalysisContext,
+              is_cancelled: Callable[[], bool]) -> list[Judgment]:
+    """Each analyzer's project-level pass (`finish`, where it has one) over all its findings, cached or
+    fresh: what depends on other chunks (one finding per paragraph) or on more than the chunks (the
+    previous version) is never cached per chunk. A project-level analyzer's pass is skipped once the
+    run is cancelled."""
     out = list(judgments)
     for analyzer in analyzers:
         finish = getattr(analyzer, "finish", None)
         mine = [j for j in out if j.code in analyzer.codes]
-        if finish and mine:
-            out = [j for j in out if j.code not in analyzer.codes] + finish(mine, chunks, settings)
+        if finish and (mine or (project_level(analyzer) and not is_cancelled())):
+            out = [j for j in out if j.code not in analyzer.codes] + finish(mine, ctx.chunks, ctx)
     return out
 
 
@@ -117,16 +132,22 @@ class Engine:
         self._instances: dict[str, Analyzer] = {}
         self.calls: Counter = Counter()  # analyzer name -> chunks analysed since start
 
-    def analyzers(self, tier: str) -> list[Analyzer]:
+    def analyzers(self, tier: str, names: Sequence[str] | None = None) -> list[Analyzer]:
+        """The analyzers of `tier` among `names` (default: the enabled ones), made on first use."""
         out = []
-        for name in self.settings.analyzers:
-            if name not in self._factories:
-                continue
-            if name not in self._instances:
-                self._instances[name] = self._factories[name]()
-            if self._instances[name].tier == tier:
-                out.append(self._instances[name])
+        for name in self.settings.analyzers if names is None else names:
+            analyzer = self.analyzer(name)
+            if analyzer is not None and analyzer.tier == tier:
+                out.append(analyzer)
         return out
+
+    def analyzer(self, name: str) -> Analyzer | None:
+        """The analyzer called `name`, made on first use (None: no such analyzer)."""
+        if name not in self._factories:
+            return None
+        if name not in self._instances:
+            self._instances[name] = self._factories[name]()
+        return self._instances[name]
 
     def fingerprint(self, analyzer: Analyzer, bib: Sequence[BibEntry], settings=None) -> str:
         """What besides the chunk text changes an analyzer's answer: settings, bibliography, model."""
@@ -140,18 +161,26 @@ class Engine:
         return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=12).hexdigest()
 
     def run(self, chunks: Sequence[Chunk], tier: str = "fast", bib: Sequence[BibEntry] | None = None,
-            is_cancelled: Callable[[], bool] = lambda: False, settings=None) -> RunReport:
-        """`settings` overrides the engine's for this run (the service fills in a guessed target venue)."""
+            is_cancelled: Callable[[], bool] = lambda: False, settings=None, project: ProjectSource | None = None,
+            names: Sequence[str] | None = None) -> RunReport:
+        """`settings` overrides the engine's for this run (the service fills in a guessed target venue);
+        `project` is what a project-level `finish` reads besides the chunks; `names` the analyzers to run
+        (default: the enabled ones of `tier`; the on-demand tier runs the one asked for)."""
         report = RunReport([])
         settings = settings or self.settings
+        on_demand = tier == ON_DEMAND
         retriever = self.retriever.scoped(settings.published_before) if self.retriever is not None else None
-        ctx = AnalysisContext(chunks=chunks, retriever=retriever, llm=self.llm, settings=settings,
-                              bibliography=Bibliography(bib) if bib is not None else None)
-        for analyzer in self.analyzers(tier):
+        ctx = AnalysisContext(chunks=chunks, retriever=retriever,
+                              llm=cancellable(self.llm, is_cancelled) if on_demand else self.llm, settings=settings,
+                              bibliography=Bibliography(bib) if bib is not None else None, project=project)
+        analyzers = self.analyzers(tier, names)
+        for analyzer in analyzers:
+            if project_level(analyzer):
+                continue
             fp = self.fingerprint(analyzer, bib or (), settings)
             todo: list[Chunk] = []
             for chunk in chunks:
-                cached = self.cache.get((analyzer.name, chunk.hash, fp))
+                cached = None if on_demand else self.cache.get((analyzer.name, chunk.hash, fp))
                 if cached is None:
                     todo.append(chunk)
                 else:
@@ -165,6 +194,9 @@ class Engine:
                 report.failed_hashes.update(c.hash for c in todo)
             report.analyzed[analyzer.name] += len(todo)
             self.calls[analyzer.name] += len(todo)
+            if on_demand:  # asked for and answered: the analyzer keeps its own answers, none is filtered
+                report.judgments.extend(fresh)
+                continue
             by_hash: dict[str, list[dict]] = {c.hash: [] for c in todo if c.hash not in report.failed_hashes}
             first = {}  # chunks with the same text share one cache entry: store one chunk's findings, not all
             for c in todo:
@@ -174,21 +206,29 @@ class Engine:
                     by_hash.setdefault(j.chunk.hash, []).append(_strip(j))
             self.cache.put_many({(analyzer.name, h, fp): v for h, v in by_hash.items()})
             report.judgments.extend(fresh)
-        report.judgments = [j for j in _finished(self.analyzers(tier), report.judgments, chunks, settings)
-                            if self._shown(j)]
+        if not on_demand:
+            report.judgments = [j for j in _finished(analyzers, report.judgments, ctx, is_cancelled)
+                                if self._shown(j)]
         return report
 
     def _analyze_isolated(self, analyzer: Analyzer, todo: list[Chunk], ctx: AnalysisContext,
                           report: RunReport) -> list[Judgment]:
-        """An exception costs only the chunk that caused it: retry one by one, log the culprits."""
-        try:
-            return analyzer.analyze(todo, ctx)
-        except Exception:
-            log.exception("analyzer %s failed on a batch of %d chunks; retrying one by one", analyzer.name, len(todo))
+        """An exception costs only the chunk that caused it: retry one by one, log the culprits. A
+        cancelled check (`CheckCancelled`) ends the run instead, and a batch of one is not asked twice
+        (an on-demand check costs seconds of LLM)."""
+        if len(todo) > 1:
+            try:
+                return analyzer.analyze(todo, ctx)
+            except CheckCancelled:
+                raise
+            except Exception:
+                log.exception("analyzer %s failed on a batch of %d chunks; retrying one by one", analyzer.name, len(todo))
         out: list[Judgment] = []
         for chunk in todo:
             try:
                 out.extend(analyzer.analyze([chunk], ctx))
+            except CheckCancelled:
+                raise
             except Exception as exc:
                 report.failed_hashes.add(chunk.hash)
                 report.errors.append(f"{analyzer.name} failed on {chunk.uri} line {chunk.range.start.line + 1}: {exc!r}")

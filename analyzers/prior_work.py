@@ -82,8 +82,9 @@ class PriorWorkAnalyzer:
                          evidence={**evidence, "covered": bool(held),
                                    "uncited": [with_provenance(v, h) for v, h in near]})]
 
-    def finish(self, judgments: Sequence[Judgment], chunks: Sequence[Chunk], settings) -> list[Judgment]:
+    def finish(self, judgments: Sequence[Judgment], chunks: Sequence[Chunk], ctx: AnalysisContext) -> list[Judgment]:
         """The document-level pass over every finding of this analyzer, cached or fresh."""
+        settings = ctx.settings
         order = {(c.uri, c.index): n for n, c in enumerate(chunks)}
         by_paragraph: dict[tuple[str, int, str], list[Judgment]] = {}
         for j in sorted(judgments, key=lambda j: order.get((j.chunk.uri, j.chunk.index), len(order))):

@@ -16,7 +16,7 @@ from .drafts.summaries import SectionSummary, missing_venue, summarise
 from .drafts.venue_guess import DraftDate, draft_date, evidence_before, guess_venue
 from ..latex.bibliography import BibEntry, read_bib_files
 from .engine import Engine
-from ..latex.parse import ParseOptions
+from ..latex.parse import parse_options
 from ..latex.project import ProjectParse, RootChoice, parse_project, pick_root
 from ..latex.wall import ProjectWall
 from ..types import Chunk, Judgment
@@ -30,16 +30,6 @@ class CheckResult:
     warnings: list[str] = field(default_factory=list)
     bib: list[BibEntry] | None = None
     summaries: list[SectionSummary] = field(default_factory=list)
-
-
-def parse_options(settings, embedder=None) -> ParseOptions:
-    """The parser's options from user settings, counting tokens with `embedder`'s tokenizer where
-    given (else an estimate); bad tables raise ValueError naming the entry."""
-    opts = ParseOptions(commands=dict(settings.latex_commands), environments=dict(settings.latex_environments),
-                        max_tokens=settings.max_tokens)
-    if embedder is not None:
-        opts.count_tokens, opts.token_offsets = embedder.count_tokens, getattr(embedder, "token_offsets", None)
-    return opts
 
 
 @dataclass

@@ -1,9 +1,10 @@
 """Every analyzer peerlint knows, named once: the engine runs them, settings validate against them.
 
-An entry with a class runs inside `Engine.run` (its `name`, `tier` and diagnostic `codes` are the
-class's own); the novelty check has no class here because it runs on demand, from the editor's
-*Check novelty* command, and only its name and code are listed; so has `revisions`, whose verdicts
-depend on the previous version too and so cannot live in the engine's per-chunk cache.
+Each entry is one module behind the one analyzer interface (`peerlint.types.Analyzer`); its `name`,
+`tier` and diagnostic `codes` are the class's own. `prior-work` runs while the user types,
+`quality` and `venue-style` on the background tier; `revisions` too, as a project-level analyzer
+(its verdicts depend on the previous version, so it judges in `finish`, never cached per chunk);
+`novelty` on the on-demand tier, when the editor's *Check novelty* asks.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .drafts.quality import QualityAnalyzer
+from .drafts.revision_check import RevisionsAnalyzer
 from .drafts.venue_style import VenueStyleAnalyzer
+from .novelty.analyzer import NoveltyAnalyzer
 from .prior_work import PriorWorkAnalyzer
 from ..types import Analyzer
 
@@ -21,7 +24,7 @@ from ..types import Analyzer
 class AnalyzerEntry:
     name: str
     codes: tuple[str, ...]
-    factory: Callable[[], Analyzer] | None = None  # None: run on demand, not by the engine
+    factory: Callable[[], Analyzer]
 
 
 def _entry(cls) -> AnalyzerEntry:
@@ -32,13 +35,13 @@ ANALYZERS: tuple[AnalyzerEntry, ...] = (
     _entry(PriorWorkAnalyzer),
     _entry(QualityAnalyzer),
     _entry(VenueStyleAnalyzer),
-    AnalyzerEntry("novelty", ("novelty",)),
-    AnalyzerEntry("revisions", ("revision-weaker",)),  # against git's HEAD, beside the engine (server/service.py)
+    _entry(NoveltyAnalyzer),
+    _entry(RevisionsAnalyzer),
 )
 NAMES = tuple(a.name for a in ANALYZERS)
 CODES = tuple(code for a in ANALYZERS for code in a.codes)
 
 
 def engine_factories() -> dict[str, Callable[[], Analyzer]]:
-    """name -> factory of the analyzers the engine runs."""
-    return {a.name: a.factory for a in ANALYZERS if a.factory is not None}
+    """name -> factory of every analyzer (the engine runs them all)."""
+    return {a.name: a.factory for a in ANALYZERS}

@@ -26,6 +26,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from .papers import Paper
+from .progress import Progress
 
 VERSION = "2"  # bump when extraction or normalisation changes: stored tables are then recomputed
 FILE = "entities.sqlite"
@@ -248,8 +249,6 @@ def write_entities(build: Path, papers: Sequence[Paper] | None = None, per_paper
 
 
 def _extract_all(papers: Sequence[Paper], show_progress: bool, position: int = 0) -> list[list[str]]:
-    from .progress import Progress
-
     out: list[list[str]] = []
     with Progress("entities", total=len(papers), unit="paper", show=show_progress, position=position) as bar:
         for i, paper in enumerate(papers):

@@ -136,6 +136,16 @@ class ParseOptions:
                               tuple(sorted(self.macros.items())), definitions.key() if definitions else ((), (), (), (), (), ("", ())))
 
 
+def parse_options(settings, embedder=None) -> ParseOptions:
+    """The parser's options from user settings (`peerlint.settings.Settings`), counting tokens with
+    `embedder`'s tokenizer where given (else an estimate); bad tables raise ValueError naming the entry."""
+    opts = ParseOptions(commands=dict(settings.latex_commands), environments=dict(settings.latex_environments),
+                        max_tokens=settings.max_tokens)
+    if embedder is not None:
+        opts.count_tokens, opts.token_offsets = embedder.count_tokens, getattr(embedder, "token_offsets", None)
+    return opts
+
+
 class TablesFor:
     """The tables for `options` and the definitions read so far, rebuilt only when those change."""
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence
 
 from .hashing import text_hash
 
@@ -105,6 +106,22 @@ class Judgment:
     range: Range | None = None  # defaults to the chunk's range
 
 
+@dataclass(frozen=True)
+class ProjectSource:
+    """The project a run judges, as its caller holds it: what an analyzer that judges the project as a
+    whole (revisions) reads besides the chunks. `path` is the edited file, `root` the root file when
+    the caller knows it; `read` gives a file's current text (the editor's buffers; the disk when None);
+    `at_open`, outside git, each file's text when the editor opened it (the previous version there);
+    `revision_judge()` the model that compares two versions (made on first use; None when none ships)."""
+
+    path: Path
+    root: Path | None = None
+    workspace: Path | None = None
+    read: Callable[[Path], str] | None = None
+    at_open: Callable[[Path], str] | None = None
+    revision_judge: Callable[[], Any] | None = None
+
+
 @dataclass
 class AnalysisContext:
     """What an analyzer may use besides the chunks: the whole document and shared services."""
@@ -112,8 +129,9 @@ class AnalysisContext:
     chunks: Sequence[Chunk]
     retriever: Any | None = None  # peerlint.retrieval.retriever.Retriever over the open index
     llm: Any | None = None  # peerlint.llm.base.LLM
-    settings: Any | None = None  # peerlint.server.config.Settings
+    settings: Any | None = None  # peerlint.settings.Settings
     bibliography: Any | None = None  # peerlint.latex.bibliography.Bibliography, when a .bib was read
+    project: ProjectSource | None = None  # the project as a whole, for `finish` (None: the chunks only)
 
     @property
     def has_bibliography(self) -> bool:
@@ -121,7 +139,13 @@ class AnalysisContext:
 
 
 class Analyzer(Protocol):
-    """One analyzer per module; `tier` is "fast" (embedding only) or "llm" (background worker)."""
+    """One analyzer per module; `tier` is "fast" (embedding only, while the user types), "llm" (the
+    background worker) or "on-demand" (run when the user asks, on the chunk asked about).
+
+    Optional: `finish(judgments, chunks, ctx) -> judgments`, the project-level pass over all of the
+    analyzer's findings of a run (cached or fresh), and `project_level = True` for an analyzer whose
+    whole work is that pass (it judges the project against something other than its chunks: its
+    previous version), so the engine does not call `analyze` chunk by chunk for it."""
 
     name: str
     tier: str

@@ -9,6 +9,10 @@ import json
 import platform
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from ..index.embedding.embedder import EmbeddingError, model_dir
+from ..index.store import IndexError_, open_index
+from ..llm import models
+from ..llm.select import describe_backends, prompt_destination
 
 
 @dataclass(frozen=True)
@@ -33,7 +37,6 @@ def components(index_path: Path) -> list[Component]:
     out = [Component("python", True, platform.python_version(), platform.platform())]
     out.append(_dist("torch", "torch", "pip install torch==2.13.0 (the CPU build; a bare `torch` pulls CUDA)"))
     out.append(_dist("sentence-transformers", "sentence_transformers", "pip install sentence-transformers"))
-    from ..index.embedding.embedder import EmbeddingError, model_dir
 
     try:
         out.append(Component("embedding model", True, "all-MiniLM-L6-v2", str(model_dir())))
@@ -44,12 +47,10 @@ def components(index_path: Path) -> list[Component]:
                               ("pylatexenc", "pylatexenc", "pip install pylatexenc"),
                               ("ollama", "ollama", "pip install ollama")):
         out.append(_dist(dist, module, fix))
-    from ..llm.select import describe_backends
 
     for b in describe_backends():
         out.append(Component(f"llm: {b.name}", b.available, b.version, b.detail, optional=b.name == "ollama"))
     out.extend(model_components())
-    from ..index.store import IndexError_, open_index
 
     try:
         stats = open_index(index_path, read_ahead=False).stats()
@@ -63,7 +64,6 @@ def components(index_path: Path) -> list[Component]:
 
 def model_components() -> list[Component]:
     """One line per packaged LLM: its packages, size, hash, licence, and installed or the command that installs it."""
-    from ..llm import models
 
     out = []
     for name in models.MODELS:
@@ -76,7 +76,6 @@ def model_components() -> list[Component]:
 def run_doctor(index_path: Path, as_json: bool = False, backend: str = "auto", model: str | None = None,
                host: str | None = None) -> int:
     """`backend`, `model`, `host`: the user's settings, so the destination shown is the one prompts take."""
-    from ..llm.select import prompt_destination
 
     parts = components(index_path)
     dest = prompt_destination(backend, model, host)

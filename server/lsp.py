@@ -32,6 +32,7 @@ from .code_actions import cite_action, cite_edit, cite_targets, disable_actions,
 from .diagnostics import hover_markdown, to_diagnostic
 from .framing import serve_frames
 from .service import ProjectState, Service, uri_to_path
+from ..index.embedding.embedder import cache_root
 
 log = logging.getLogger("peerlint.server")
 
@@ -166,7 +167,7 @@ class PeerlintServer(LanguageServer):
         if self.generation.get(uri) != generation:
             return  # a newer edit is already on its way
         self.publish(state)
-        if self.service.engine.analyzers("llm") or "revisions" in self.service.settings.analyzers:
+        if self.service.engine.analyzers("llm"):
             self.llm_pending[uri] = asyncio.ensure_future(self._llm(uri, generation))
 
     async def _llm(self, uri: str, generation: int) -> None:
@@ -512,8 +513,6 @@ def _setup_logging(log_file: Path | None) -> None:
 
 
 def serve(tcp: str | None = None, log_file: Path | None = None) -> int:
-    from ..index.embedding.embedder import cache_root
-
     _setup_logging(log_file or cache_root() / "server.log")
     if tcp:
         host, _, port = tcp.rpartition(":")

@@ -17,28 +17,23 @@ from typing import Callable, Sequence
 from urllib.parse import unquote, urlparse
 
 from ..analyzers.checker import Checker
-from ..analyzers.drafts.paper_diff import diff_project, explanation, revision_lenses, weaker_judgments
-from ..analyzers.drafts.previous_version import outside_git
+from ..analyzers.drafts.paper_diff import explanation
 from ..analyzers.drafts.summaries import SectionSummary, summarise
 from ..analyzers.drafts.venue_guess import DraftDate, evidence_before
+from ..analyzers.engine import ON_DEMAND
 from ..analyzers.ideas.idea_file import list_items_at
-from ..analyzers.ideas.nova_check import check_idea
 from ..analyzers.ideas.tournament import rank_items
-from ..analyzers.novelty.cancel import cancellable
-from ..analyzers.novelty.check import NoveltyChecker
 from ..analyzers.prior_work import sec_related, with_provenance
-from ..analyzers.project_check import judged_with, parse_options, prepare
-from ..errors import UserError
+from ..analyzers.project_check import judged_with, prepare
 from ..index.build import build_index
 from ..index.embedding.embedder import cache_root
 from ..index.ingest.load import default_corpus_path, load_papers
 from ..latex.bibliography import BibEntry
 from ..latex.parse import LineIndex, line_index, selection_chunk
 from ..latex.wall import ProjectWall
-from ..llm.base import LLMError
 from ..retrieval.retriever import HitView, Retriever
 from ..settings import Settings
-from ..types import Chunk, Judgment, Position
+from ..types import Chunk, Judgment, Position, ProjectSource
 from .config import updated
 
 log = logging.getLogger("peerlint.server")
@@ -50,7 +45,6 @@ def uri_to_path(uri: str) -> Path:
 
 SCREEN_CHARS = 5000  # what a 100-column, 50-row window shows of soft-wrapped prose
 LONG_FILE = 60  # chunks: a file this long (~15 pages) gets its first screen judged before the rest
-AT_OPEN = "the text at open"  # what revision-weaker compares with outside git
 
 
 def first_screen(chunks: Sequence[Chunk]) -> list[Chunk]:
@@ -81,7 +75,6 @@ class ProjectState:
     summaries: list[SectionSummary] = field(default_factory=list)
     summaries_key: tuple = ()  # the chunks and venue the summaries were made from
     wall: ProjectWall | None = None  # where the project's files may be read and written (None: nowhere)
-    revisions: list = field(default_factory=list)  # paper_diff.RevisionLens: every edited paragraph's verdict
 
 
 class Service:
@@ -90,7 +83,6 @@ class Service:
         self.workspace = workspace
         self.cache_dir = cache_dir or cache_root()
         self.checker = Checker(self.settings, self.cache_dir)
-        self._nova: dict[tuple[str, str], object] = {}
         self._buffers: dict[Path, str] = {}  # the editor's text of each open document, as it sent it
         self._at_open: dict[Path, str] = {}  # each opened file's text then: the previous version outside git
         self._lock = threading.RLock()
@@ -128,9 +120,6 @@ class Service:
 
     def note_llm_health(self, failure: str | None = None) -> None:
         self.checker.note_llm_health(failure)
-
-    def novelty_checker(self) -> NoveltyChecker:
-        return self.checker.novelty_checker()
 
     def revision_judge(self):
         return self.checker.revision_judge()
@@ -226,9 +215,8 @@ class Service:
             return state
         if tier == "llm":
             self.llm()
-        report = self.engine.run(state.chunks, tier, state.bib, is_cancelled, self._run_settings(state))
-        if tier == "llm" and "revisions" in self.settings.analyzers and not is_cancelled():
-            report.judgments.extend(self.revision_judgments(state))
+        report = self.engine.run(state.chunks, tier, state.bib, is_cancelled, self._run_settings(state),
+                                 self.source(state))
         if tier == "llm":
             self.note_llm_health(report.llm_unavailable)
         state.warnings.extend(report.errors)
@@ -259,36 +247,18 @@ class Service:
             text = self._at_open.get(Path(path))
         return text if text is not None else Path(path).read_text(encoding="utf-8", errors="replace")
 
-    def revision_judgments(self, state: ProjectState) -> list[Judgment]:
-        """`revision-weaker` findings on the paragraphs that read worse than their previous version
-        (analyzers/drafts/paper_diff.py): in git at `revisionBase` (HEAD), else as the editor opened them."""
-        judge = self.revision_judge()
-        state.revisions = []
-        if judge is None:
-            return []
-        rev, previous = self.settings.revision_base, None
-        try:
-            if outside_git(state.root):
-                rev, previous = AT_OPEN, self._text_at_open
-            found = diff_project(state.root, judge, rev, parse_options(self.settings), self.workspace, state.root,
-                                 self._read, previous)
-            if not found.revisions:  # nothing edited yet (the file just opened): load the LM for the first edit
-                judge.warm()
-        except (UserError, LLMError) as exc:  # no such revision, no embedded LM: nothing to say
-            log.info("no revision judgments for %s: %s", state.root, exc)
-            return []
-        except Exception:  # a bug here must not cost the background tier's other findings
-            log.exception("revision judgments for %s failed", state.root)
-            return []
-        state.revisions = revision_lenses(found, rev)
-        return weaker_judgments(found, rev, judge=judge, chunks=state.chunks)
+    def source(self, state: ProjectState) -> ProjectSource:
+        """The project as the editor holds it, for the analyzers that judge it whole: its buffers, the
+        text at open (the previous version outside git) and the revisions model rating with the index."""
+        return ProjectSource(state.root, state.root, self.workspace, self._read, self._text_at_open,
+                             self.revision_judge)
 
     def revision_lenses(self, uri: str) -> list:
         """The last verdicts on `uri`'s edited paragraphs (`paper_diff.RevisionLens`), for code lenses."""
         state = self.project_of(uri)
         if state is None or "revisions" not in self.settings.analyzers:
             return []
-        return [lens for lens in state.revisions if lens.uri == uri]
+        return [lens for lens in self.engine.analyzer("revisions").lenses(state.root) if lens.uri == uri]
 
     def _tier_of(self, code: str) -> str:
         for analyzer in self.engine.analyzers("fast"):
@@ -417,32 +387,19 @@ class Service:
             return {"ok": False, "reason": "put the cursor in a paragraph of prose (or give the draft an abstract)"}
         if self.retriever() is None:
             return {"ok": False, "reason": self.index_error}
-        llm = cancellable(self.llm(), is_cancelled)
-        judgment = self.novelty_checker().check(chunk, llm, self.settings.severity_of("novelty"),
-                                                self.settings.close_prior_work_threshold)
-        verdict = self.nova_verdict(chunk, llm)
-        self.note_llm_health()
-        judgment = replace(judgment, message=f"{judgment.message}\nNOVA check: {verdict.message()}",
-                           evidence={**judgment.evidence, "nova": verdict.to_json()})
+        self.llm()
         state = self.project_of(chunk.uri)
+        settings = self._run_settings(state) if state is not None else self.settings
+        report = self.engine.run([chunk], ON_DEMAND, state.bib if state else None, is_cancelled, settings,
+                                 names=("novelty",))
+        self.note_llm_health()
+        if not report.judgments:
+            return {"ok": False, "reason": "; ".join(report.errors) or "the novelty check gave no answer"}
+        judgment = report.judgments[0]
         if state is not None:
             kept = [j for j in state.judgments.get(chunk.uri, []) if not (j.code == "novelty" and j.chunk.hash == chunk.hash)]
             state.judgments[chunk.uri] = kept + [judgment]
         return {"ok": True, "score": judgment.score, "message": judgment.message, "evidence": judgment.evidence}
-
-    def nova_verdict(self, chunk: Chunk, llm):
-        """NOVA's check of the text (one planned-retrieval round: each costs seconds on a CPU model),
-        cached per text and model like the rest of *Check novelty*."""
-        key = (chunk.hash, f"{getattr(llm, 'name', '')}:{getattr(llm, 'model', '')}")
-        with self._lock:
-            found = self._nova.get(key)
-        if found is None:
-            found = check_idea(chunk.text, self.retriever_for(chunk), llm, rounds=1)
-            with self._lock:
-                if len(self._nova) > 256:
-                    self._nova.clear()
-                self._nova[key] = found
-        return found
 
     def rank_contributions(self, uri: str, line: int, character: int,
                            progress: Callable[[int, int], None] | None = None) -> dict:

@@ -2,6 +2,8 @@
 and docs/architecture.md's layers name folders that exist.
 
 Imports are read with `ast` (also those inside functions: a lazy import is still a dependency).
+A module imports the package's modules at its top; the few imported inside a function are named in
+`LAZY_IMPORTS`, each with why.
 """
 
 from __future__ import annotations
@@ -32,28 +34,55 @@ def _modules() -> dict[str, Path]:
     return found
 
 
+def _targets(node: ast.AST, package: str, modules: dict[str, Path]) -> set[str]:
+    """The package modules an import statement names (a `from p import m` of a sub-module counts as m)."""
+    if isinstance(node, ast.Import):
+        return {a.name for a in node.names if a.name in modules}
+    if not isinstance(node, ast.ImportFrom):
+        return set()
+    if node.level:
+        base = package.split(".")[: len(package.split(".")) - node.level + 1]
+        target = ".".join(base + ([node.module] if node.module else []))
+    else:
+        target = node.module or ""
+    subs = {f"{target}.{a.name}" for a in node.names} & modules.keys()
+    if len(subs) < len(node.names) and target in modules:
+        subs.add(target)
+    return subs
+
+
+def _package(name: str, path: Path) -> str:
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
 def import_graph() -> dict[str, set[str]]:
     """module -> the package modules it imports (a `from p import m` of a sub-module counts as m)."""
     modules = _modules()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         deps: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                deps |= {a.name for a in node.names if a.name in modules}
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    target = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    target = node.module or ""
-                subs = {f"{target}.{a.name}" for a in node.names} & modules.keys()
-                deps |= subs
-                if len(subs) < len(node.names) and target in modules:
-                    deps.add(target)
+            deps |= _targets(node, _package(name, path), modules)
         graph[name] = deps - {name}
     return graph
+
+
+def function_level_imports() -> dict[str, set[str]]:
+    """File (relative to the repository) -> the package modules it imports inside a function."""
+    modules = _modules()
+    found: dict[str, set[str]] = {}
+
+    def visit(node: ast.AST, name: str, path: Path, inside: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if inside:
+                targets = _targets(child, _package(name, path), modules)
+                if targets:
+                    found.setdefault(str(path.relative_to(REPO)), set()).update(targets)
+            visit(child, name, path, inside or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+    for name, path in modules.items():
+        visit(ast.parse(path.read_text(encoding="utf-8")), name, path, False)
+    return found
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -162,3 +191,91 @@ def test_architecture_page_names_real_folders():
     packages = {str(p.parent.relative_to(REPO)) + "/" for top in set(FOLDERS) - {"peerlint"}
                 for p in (REPO / top).rglob("__init__.py")}
     assert sorted(packages - folders) == [], "every package folder has its line in docs/architecture.md"
+
+
+# -- imports inside functions ----------------------------------------------------------------
+# A project module imported inside a function hides a dependency from the reader of the module's
+# top. What remains is named here, file by file, with why; a new one fails, and so does an entry no
+# longer needed (the list only shrinks). Where a module is lazy only because a third-party package
+# it imports at its top is heavy, make that package lazy inside it instead, and move the import up.
+COMMAND = ("a command's machinery, loaded when the command runs: `peerlint --help` (and every command) "
+           "builds every command's parser first (tests/test_cli.py), and these bring the index, the LaTeX "
+           "front end or the analyzers (~1-2 s)")
+LSP = "pygls and lsprotocol (~1 s): only `peerlint serve` needs them"
+OLLAMA = "llm/ollama_backend.py imports httpx and ollama at its top; lazy there, this import moves up"
+BENCH_TOP = "imported at the top of bench.py modules, so `--help` would load the index and embedding modules"
+ELSEWHERE = "index/build.py, store.py, prebuilt.py, ingest/ and llm/ are being reworked on other branches"
+LAZY_IMPORTS: dict[str, tuple[str, set[str]]] = {
+    "analyzers/checker.py": (OLLAMA, {"llm.select"}),
+    "benchmarks/coverage/bench.py": (COMMAND, {
+        "index.build", "index.ingest.latex_sources", "index.ingest.load", "index.store", "latex.project"}),
+    "benchmarks/drafts/bench.py": (COMMAND, {
+        "benchmarks.drafts.context", "benchmarks.drafts.suites", "index.ingest.load"}),
+    "benchmarks/embedders/bench.py": (COMMAND, {
+        "benchmarks.embedders.adapter", "benchmarks.embedders.candidates", "benchmarks.embedders.full_corpus",
+        "benchmarks.index.acm_recall", "index.ingest.load"}),
+    "benchmarks/harness/corpus_index.py": (BENCH_TOP, {"index.build", "index.embedding.embedder", "index.store"}),
+    "benchmarks/harness/results.py": (BENCH_TOP, {"index.embedding.embedder"}),
+    "benchmarks/index/bench.py": (COMMAND, {
+        "benchmarks.index.acm_recall", "benchmarks.index.query_route", "benchmarks.index.scale", "index.build",
+        "index.embedding.embedder", "index.ingest.load", "index.store"}),
+    "benchmarks/index/synthetic.py": (BENCH_TOP, {"index.embedding.prebuilt"}),
+    "benchmarks/ingest/bench.py": (COMMAND, {"index.embedding.embedder", "index.ingest.load"}),
+    "benchmarks/llm/bench.py": (COMMAND, {"analyzers.drafts.scoring", "latex.project"}),
+    "benchmarks/lsp/bench.py": (COMMAND, {"benchmarks.lsp.session", "index.build", "latex.roots"}),
+    "benchmarks/related/bench.py": (COMMAND, {
+        "benchmarks.related.cite_recovery", "benchmarks.related.placeholder", "benchmarks.related.precision",
+        "index.build", "index.embedding.embedder", "index.ingest.load", "index.store", "latex.bibliography",
+        "retrieval.related_work"}),
+    "benchmarks/rinobench/bench.py": (COMMAND, {
+        "benchmarks.rinobench.judge", "benchmarks.rinobench.metrics", "llm.select"}),
+    "benchmarks/robustness/bench.py": (COMMAND, {
+        "benchmarks.robustness.fuzz", "benchmarks.robustness.index_faults", "benchmarks.robustness.injection",
+        "benchmarks.robustness.llm_faults", "benchmarks.robustness.load", "benchmarks.robustness.protocol",
+        "benchmarks.robustness.sessions", "index.build"}),
+    "benchmarks/schnovel/bench.py": (COMMAND, {"index.ingest.load", "llm.select"}),
+    "benchmarks/tournament/bench.py": (COMMAND, {
+        "analyzers.ideas.comparators", "analyzers.ideas.idea_file", "analyzers.ideas.nova_check",
+        "analyzers.ideas.tournament", "index.ingest.load", "index.store", "llm.select"}),
+    "index/embedding/prebuilt.py": (ELSEWHERE, {
+        "index.embedding.cache", "index.embedding.embedder", "index.ingest.load"}),
+    "index/ingest/layouts.py": (ELSEWHERE, {
+        "index.ingest.arxiv", "index.ingest.openalex", "index.ingest.semantic_scholar"}),
+    "index/ingest/load.py": (ELSEWHERE, {"index.ingest.latex_sources", "index.ingest.semantic_scholar"}),
+    "index/ingest/pull_session.py": (ELSEWHERE, {"index.ingest.load"}),
+    "index/store.py": (ELSEWHERE, {"index.embedding.embedder", "index.embedding.query_cache"}),
+    "llm/embedded.py": (ELSEWHERE, {"llm.models"}),
+    "server/commands/check.py": (COMMAND, {
+        "analyzers.checker", "analyzers.drafts.paper_diff", "analyzers.drafts.revision_check",
+        "analyzers.project_check", "latex.parse"}),
+    "server/commands/chunks.py": (COMMAND, {"analyzers.project_check"}),
+    "server/commands/common.py": (COMMAND, {
+        "index.build", "index.embedding.embedder", "index.store", "latex.roots", "server.config"}),
+    "server/commands/corpus.py": (COMMAND, {"index.ingest.pull"}),
+    "server/commands/diff.py": (COMMAND, {"analyzers.checker", "analyzers.drafts.paper_diff", "latex.parse"}),
+    "server/commands/doctor.py": (COMMAND, {"server.doctor"}),
+    "server/commands/ideas.py": (COMMAND, {
+        "analyzers.ideas.comparators", "analyzers.ideas.idea_file", "analyzers.ideas.nova_check",
+        "analyzers.ideas.tournament", "index.build", "index.embedding.embedder", "index.store", "llm.select",
+        "retrieval.retriever"}),
+    "server/commands/index.py": (COMMAND, {
+        "index.build", "index.distributed.ray_build", "index.embedding.embedder", "index.ingest.load", "index.store"}),
+    "server/commands/models.py": (COMMAND, {"llm.models"}),
+    "server/commands/search.py": (COMMAND, {"retrieval.retriever"}),
+    "server/commands/serve.py": (LSP, {"server.lsp"}),
+}
+
+
+def test_project_modules_are_imported_at_the_top():
+    found = {f: {m.removeprefix("peerlint.") for m in mods} for f, mods in function_level_imports().items()}
+    allowed = {f: mods for f, (_, mods) in LAZY_IMPORTS.items()}
+    new = {f: sorted(mods - allowed.get(f, set())) for f, mods in found.items() if mods - allowed.get(f, set())}
+    assert new == {}, "import these at the module's top, or name them in LAZY_IMPORTS with why"
+    gone = {f: sorted(mods - found.get(f, set())) for f, mods in allowed.items() if mods - found.get(f, set())}
+    assert gone == {}, "no longer imported inside a function: drop them from LAZY_IMPORTS"
+    assert sum(len(mods) for mods in found.values()) <= 107
+
+
+def test_the_lazy_import_finder_sees_an_import_inside_a_function():
+    assert "peerlint.server.lsp" in function_level_imports()["server/commands/serve.py"]
+    assert "peerlint.server.lsp" not in function_level_imports().get("server/cli.py", set())

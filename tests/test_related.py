@@ -344,7 +344,7 @@ def test_one_finding_per_paragraph_and_a_paper_once_per_section(vector_index, tm
 
 def test_a_covered_chunk_silences_its_whole_paragraph():
     from peerlint.analyzers.prior_work import PriorWorkAnalyzer
-    from peerlint.types import Chunk, Judgment, Position, Range
+    from peerlint.types import AnalysisContext, Chunk, Judgment, Position, Range
     from peerlint.settings import Settings
 
     def chunk(index: int, paragraph: int, section: str = "Related Work") -> Chunk:
@@ -359,7 +359,8 @@ def test_a_covered_chunk_silences_its_whole_paragraph():
     chunks = [chunk(0, 0), chunk(1, 0), chunk(2, 2), chunk(3, 3), chunk(4, 4, "Method")]
     out = PriorWorkAnalyzer().finish([finding(chunks[0], False, "a"), finding(chunks[1], True),
                                       finding(chunks[2], False, "a", "b"), finding(chunks[3], False, "a"),
-                                      finding(chunks[4], False, "a")], chunks, Settings())
+                                      finding(chunks[4], False, "a")], chunks,
+                                     AnalysisContext(chunks, settings=Settings()))
     assert [(j.chunk.index, [h["id"] for h in j.evidence["uncited"]]) for j in out] == [(2, ["a", "b"]), (4, ["a"])]
     assert all("cites none of its nearest prior papers" in j.message for j in out)
 

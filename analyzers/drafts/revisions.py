@@ -30,6 +30,7 @@ from ...types import text_hash
 from .fluency import PROMPT, logliks
 from .heads import LinearHead, load_register_head, sigmoid
 from .revision_features import SURFACE, changed_sentences, edit_window, normalise, surface_features
+from .analyzer import compatible
 
 log = logging.getLogger(__name__)
 
@@ -239,7 +240,6 @@ def make_judge(llm, embed: Callable[[list[str]], np.ndarray] | None = None, inde
     """The shipped model over `llm` (one that scores text: the embedded backend); None when no model
     is shipped.  `embed` (MiniLM vectors; `index`'s embedder when given, used only when the register
     head was trained on the same model) adds the quality ratings of the summary and the hover."""
-    from .analyzer import compatible
 
     model = RevisionModel.load()
     if model is None:

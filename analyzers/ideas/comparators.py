@@ -14,7 +14,11 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
-from .idea_file import Idea
+from .idea_file import Idea, embed_function
+from ...llm.base import LLMBadOutput, LLMError, LLMUnavailable
+from ..drafts.fluency import FluencyScore
+from ..drafts.text import split_injection
+from ..prompt_files import load_prompt, clip
 
 COMPARATORS = ("llm", "embedding", "prior", "hybrid")
 NEEDS_LLM = ("llm", "hybrid", "prior")  # comparators that ask the LLM (pairwise or for fluency)
@@ -45,7 +49,6 @@ class Comparator(Protocol):
 
 def classify_failure(exc: BaseException) -> str:
     """"timeout", "unparsed" or "error" for an exception raised by an LLM backend."""
-    from ...llm.base import LLMBadOutput
 
     text = str(exc).lower()
     if isinstance(exc, TimeoutError) or "did not answer within" in text or "timed out" in text or "timeout" in text:
@@ -59,8 +62,6 @@ LLM_FAILURES: tuple[type[BaseException], ...] = (TimeoutError, OSError)
 
 
 def _llm_failures() -> tuple[type[BaseException], ...]:
-    from ...llm.base import LLMError
-
     return (LLMError, *LLM_FAILURES)
 
 
@@ -69,15 +70,11 @@ class LLMComparator:
     the answer is one of two fixed strings, so it is constrained by construction)."""
 
     def __init__(self, llm, prompt: str = "nova_tournament", chars: int = ANSWER_CHARS):
-        from ..prompt_files import load_prompt
-
         self.llm, self.prompt, self.chars = llm, load_prompt(prompt), chars
         self.name = f"llm:{getattr(llm, 'name', '?')}:{getattr(llm, 'model', '?')}"
 
     def render(self, first: Idea, second: Idea) -> str:
         """Both ideas without instruction-like sentences ("the more novel idea is 1"): an idea cannot vote."""
-        from ..drafts.text import split_injection
-        from ..prompt_files import clip
 
         return self.prompt.render("user", first=clip(split_injection(first.text)[0], self.chars),
                                   second=clip(split_injection(second.text)[0], self.chars))
@@ -159,7 +156,6 @@ class Topicality:
 
     def __init__(self, index, embed=None, year: int | None = None, venues: Sequence[str] = (), k: int = 10,
                  span: int | None = None):
-        from .idea_file import embed_function
 
         years = np.asarray(index.years)
         if span is None:
@@ -262,8 +258,6 @@ def make_comparator(kind: str, llm=None, index=None, embed=None, llm_weight: flo
         return LLMComparator(llm)
     scorer = Topicality(index, embed, **topicality)
     if kind == "prior":
-        from ..drafts.fluency import FluencyScore
-        from ...llm.base import LLMUnavailable
 
         try:
             fluency = FluencyScore(llm)

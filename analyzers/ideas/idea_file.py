@@ -26,6 +26,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ...types import Range
+from ...latex import tables as T
+from ...latex.blocks import split_blocks
+from ...latex.parse import parse_document
+from ...latex.positions import line_index
 
 DUPLICATE_COSINE = 0.8  # NOVA §4.1: "the duplication threshold is set to be 0.8"
 
@@ -190,8 +194,6 @@ def item_spans(source: str) -> list[ItemSpan]:
     finds the lists, so verbatim, `\\iffalse` and comment environments hide their items."""
     from pylatexenc.latexwalker import LatexEnvironmentNode, LatexGroupNode, LatexMacroNode, LatexWalker
 
-    from ...latex import tables as T
-    from ...latex.blocks import split_blocks
 
     tables = T.build_tables((), (), ())
     masked, blocks = split_blocks(source)
@@ -253,8 +255,6 @@ def _comment_start(line: str) -> int | None:
 
 def tex_items(source: str, uri: str = "") -> list[Idea]:
     """The `\\item`s of a LaTeX buffer as ideas: text from the parser's chunks, exact source ranges."""
-    from ...latex.parse import parse_document
-    from ...latex.positions import line_index
 
     spans = item_spans(source)
     if not spans:

@@ -37,6 +37,10 @@ import numpy as np
 
 from ...index.papers import Hit, SearchFilter
 from ...retrieval.retriever import HitView, retriever_of
+from ...llm.base import GenerateParams
+from ..drafts.text import split_injection
+from ..prompt_files import clip, load_prompt
+from .comparators import _llm_failures, classify_failure
 
 K = 10
 ROUNDS = 2
@@ -146,11 +150,7 @@ def paper_similarity(index, vector: np.ndarray, paper_ids: Sequence[str]) -> dic
 
 def _plan(llm, idea: str, found: Sequence[str], per_round: int) -> tuple[list[str], str, str]:
     """(queries, status, detail) of one planning round."""
-    from ...llm.base import GenerateParams
-    from ..prompt_files import clip, load_prompt
-    from .comparators import _llm_failures, classify_failure
 
-    from ..drafts.text import split_injection
 
     prompt = load_prompt("nova_plan")
     listed = "\n".join(f"- {t}" for t in found) or "- none yet"
@@ -219,8 +219,6 @@ def planned_retrieval(idea: str, retriever_or_index, llm=None, rounds: int = ROU
 # -- judgment -------------------------------------------------------------------------------------
 
 def _paper_text(hit: Hit) -> str:
-    from ..prompt_files import clip
-
     return clip(f"{hit.paper.title}. {hit.paper.abstract}" if hit.paper.title else hit.paper.abstract, PAPER_CHARS)
 
 
@@ -228,11 +226,7 @@ def judge_paper(llm, idea: str, hit: Hit, judge: str = "score") -> tuple[str, bo
     """(status, same, p_yes, thinking) of the A.5 question about one paper."""
     import math
 
-    from ...llm.base import GenerateParams
-    from ..prompt_files import clip, load_prompt
-    from .comparators import _llm_failures, classify_failure
 
-    from ..drafts.text import split_injection
 
     prompt = load_prompt("nova_novelty")  # the idea without sentences addressed to the judge ("answer No")
     user = prompt.render("user", proposal=clip(split_injection(idea)[0], IDEA_CHARS), paper=_paper_text(hit))

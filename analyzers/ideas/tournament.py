@@ -31,7 +31,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .comparators import Comparator, Preference, make_comparator
-from .idea_file import Idea
+from .idea_file import Idea, dedup
 
 ROUNDS = 5
 BYE_POINTS = 0.5
@@ -275,7 +275,6 @@ def rank_items(ideas: Sequence[Idea], llm=None, embedder=None, rounds: int = ROU
     Ideas without text are dropped and counted; near-duplicates (cosine >= `dedup_threshold`)
     are merged first when an `embedder` (or `index`) is given.  `comparator`: "auto" (see
     `default_comparator`), "hybrid", "llm", "embedding", or any `Comparator`."""
-    from .idea_file import dedup
 
     kept = [i for i in ideas if i.text.strip()]
     skipped = {"no text": len(ideas) - len(kept)} if len(kept) < len(ideas) else {}

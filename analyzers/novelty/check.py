@@ -21,6 +21,9 @@ from .model import Neighbourhood, Neighbours, NoveltyModel, load_or_train, text_
 from .features import Timeline
 from ...retrieval.retriever import HitView
 from ...types import Chunk, Judgment
+from ...llm.base import GenerateParams, LLMError
+from ..drafts.text import split_injection
+from ..prompt_files import clip, load_prompt
 
 JUSTIFICATION_TOKENS = 100
 
@@ -56,10 +59,7 @@ def assess(text: str, vector: np.ndarray, hits: Sequence[Hit], model: NoveltyMod
 
 def justify(llm, text: str, views: Sequence[HitView], nb: Neighbourhood, score: float | None,
             max_tokens: int) -> tuple[str, str]:
-    from ...llm.base import GenerateParams, LLMError
-    from ..prompt_files import clip, load_prompt
 
-    from ..drafts.text import split_injection
 
     text = split_injection(text)[0]  # a justification of the text, not of what it tells the model to say
     prompt = load_prompt("novelty_justification")

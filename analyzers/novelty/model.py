@@ -23,6 +23,7 @@ import numpy as np
 from ...index.papers import Hit, Paper, SearchFilter
 from .features import FEATURES, Lexicon, Timeline, one_blas_thread
 from ..npz_file import load_npz, save_npz
+from .pairs import Field, sample_pairs
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +199,6 @@ def with_reference(model: NoveltyModel, timeline: Timeline, n: int = 300, seed: 
 def train_from_index(index, n_pairs: int = 3000, seed: int = 0, lexicon: Lexicon | None = None) -> NoveltyModel:
     """Calibrate on pairs sampled (Algorithm 1) from the index itself: fields are venues, or the
     whole index as one field when its venues hold too few years apart."""
-    from .pairs import Field, sample_pairs  # the one sampler; benchmarks ships with peerlint
 
     # light records from the index's arrays: the sampler needs id, venue and year, not 17k abstracts in memory
     papers = [Paper(pid, "", "indexed", venue=str(v), year=int(y) if y >= 0 else None)

@@ -14,7 +14,7 @@ are read, so it runs in seconds, before and after a `peerlint corpus pull`.
 
 from __future__ import annotations
 
-from ..harness.results import RESULTS_HELP
+from ..harness.results import RESULTS_HELP, peak_rss_mb, print_table, write_result
 
 import argparse
 import re
@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...errors import UserError
+from ...index.ingest.holdings import METHODS, Holdings
 
 _CITE = re.compile(r"\\([a-zA-Z]*cite[a-zA-Z]*)\*?\s*(?:\[[^\]]*\]\s*){0,2}\{([^}]*)\}")
 # cite-named commands that set the style, not cite (natbib's `\\setcitestyle{numbers}`, `\\citestyle{plain}`)
@@ -69,9 +70,6 @@ class ProjectCoverage:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..harness.results import peak_rss_mb, print_table, write_result
-    from ...index.ingest.holdings import METHODS, Holdings
-
     started = time.perf_counter()
     projects = [root for path in args.from_latex if (root := root_of(path)) is not None]
     if not projects:

@@ -21,6 +21,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from ..harness.corpus_index import ensure_index
 
 SUITES = ("consistency", "informal", "revisions", "diff", "venue", "acceptance", "latency", "scale")
 
@@ -49,7 +50,6 @@ def run(args) -> int:
     from ...index.ingest.load import default_corpus_path, load_papers
     from . import suites as drafts_suites
     from .context import Bench, BenchError, log
-    from ..harness.corpus_index import ensure_index
 
     sources = [Path(p) for p in (args.corpus or [default_corpus_path()])]
     papers = load_papers(sources, warn=lambda m: None)

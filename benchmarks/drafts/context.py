@@ -17,6 +17,7 @@ from ...retrieval.retriever import Retriever
 from ...types import text_hash
 from ...index.papers import Paper
 from ..harness.results import print_table, write_result
+from ...llm import select  # `select.make_llm` at call time: tests and benches put their own LLM there
 
 FORTUNES = Path("/usr/share/games/fortunes")
 FORTUNE_FILES = ("fortunes", "literature", "riddles")
@@ -58,10 +59,9 @@ class Bench:
     # -- services ---------------------------------------------------------------------------
     def llm(self, cache: bool = True):
         """The backend, behind the persistent answer cache unless `cache=False` (consistency, latency)."""
-        from ...llm.select import make_llm
 
         if self._llm is None or self._cached != cache:
-            self._llm, self._cached = make_llm(self.args.backend, self.args.model, cache=cache), cache
+            self._llm, self._cached = select.make_llm(self.args.backend, self.args.model, cache=cache), cache
         return self._llm
 
     def scorer(self, cache: bool = True) -> DraftScorer:

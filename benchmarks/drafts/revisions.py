@@ -26,6 +26,9 @@ from ...analyzers.drafts.revisions import FeatureReader, RevisionJudge, Revision
 from ...analyzers.novelty.model import fit_pairwise_logistic
 from .context import ARXIVEDITS, Bench, BenchError, log
 from .metrics import win_rate
+from ...server.service import Service
+from ...settings import Settings
+from ..lsp.draft import make_draft
 
 # feature sets tried, simplest first; the one with the best train cross-validation is shipped
 CANDIDATES = {
@@ -212,13 +215,10 @@ def edit_paragraphs(text: str, count: int = EDITED_PARAGRAPHS, word: str = "also
 
 
 def editor_latency(pages: int) -> tuple[list[list], dict]:
-    """The language server's revision judgments (`Service.revision_judgments`, as its background tier
-    runs them) on a `pages`-page draft in a fresh git repository with a fresh cache: rows for opening it
+    """The language server's revision judgments (the `revisions` analyzer, as its background tier
+    runs it) on a `pages`-page draft in a fresh git repository with a fresh cache: rows for opening it
     unedited (the LM is loaded then), a save with `EDITED_PARAGRAPHS` paragraphs edited, the same save
     again, and a further edit of one of them; each with the sentences the LM scored."""
-    from ...settings import Settings
-    from ...server.service import Service
-    from ..lsp.draft import make_draft
 
     rows, payload = [], {}
     with tempfile.TemporaryDirectory(prefix="peerlint-revision-latency-") as tmp:
@@ -255,7 +255,8 @@ def editor_latency(pages: int) -> tuple[list[list], dict]:
                               ("one of them edited again", again)):
             service.changed(uri, version)
             before, start = scored["n"], time.perf_counter()
-            found = service.revision_judgments(service.parse(uri))
+            state = service.parse(uri)
+            found = service.engine.run(state.chunks, "llm", state.bib, project=service.source(state)).judgments
             seconds = time.perf_counter() - start
             rows.append([name, round(seconds, 3), scored["n"] - before, len(found)])
             payload[name] = seconds

@@ -24,6 +24,7 @@ from .context import Bench, BenchError, log
 from .degrade import ALL_KINDS, degrade
 from .scale_data import (EVAL_PARAGRAPHS, SECTIONS_FILE, CachedEmbed, Section, build_scale, eval_sections,
                          read_sections, real_sections)
+from ...index.embedding.embedder import Embedder, cache_root
 
 SCORERS = ("scale", "today", "length", "typo count")
 
@@ -33,8 +34,6 @@ def _r(x, nd=2):
 
 
 def embedder_for(bench: Bench | None) -> CachedEmbed:
-    from ...index.embedding.embedder import Embedder, cache_root
-
     return CachedEmbed(Embedder(), cache_root() / "drafts" / "scale-vectors.npz", log=log)
 
 

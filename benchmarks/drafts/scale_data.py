@@ -28,6 +28,10 @@ import numpy as np
 from ...analyzers.drafts.heads import fit_logistic
 from ...analyzers.drafts.scale import KINDS, ANY_KIND, SURFACE, QualityScale, section_kind, surface_features
 from .degrade import KINDS as DEGRADATIONS, degrade
+from ...analyzers.drafts.summaries import sections_of
+from ...latex.project import parse_project
+from ...latex.roots import root_in_folder
+from ...types import text_hash
 
 SECTIONS_FILE = Path(__file__).with_name("data") / "published_sections.jsonl.xz"
 REAL = Path(__file__).resolve().parents[2] / "tests" / "data" / "real"
@@ -99,9 +103,6 @@ def aclsum_sections(dataset: Path) -> list[Section]:
 def real_sections(folder: Path = REAL) -> list[Section]:
     """The papers of tests/data/real through the project's own LaTeX parser: the sections a summary
     would judge (`summaries.sections_of`), first `MAX_PARAGRAPHS` paragraphs each."""
-    from ...analyzers.drafts.summaries import sections_of
-    from ...latex.project import parse_project
-    from ...latex.roots import root_in_folder
 
     out = []
     for paper in sorted(p for p in folder.iterdir() if p.is_dir()):
@@ -142,8 +143,6 @@ class CachedEmbed:
     """`embed(texts)` through an embedder, each text's vector kept in an .npz keyed by its hash."""
 
     def __init__(self, embedder, path: Path, log: Callable[[str], None] = print):
-        from ...types import text_hash
-
         self.embedder, self.path, self.log, self.key = embedder, path, log, text_hash
         self.vectors: dict[str, np.ndarray] = {}
         if path.exists():

@@ -25,22 +25,33 @@ import numpy as np
 from ...analyzers.drafts.analyzer import Rated
 from ...analyzers.drafts.heads import LinearHead, VenueHead, load_register_head, percentile_of, save_register_head
 from ...analyzers.drafts.quality import QualityAnalyzer
-from ...analyzers.drafts.summaries import ordinal
+from ...analyzers.drafts.summaries import ordinal, draft_nearness, sections_of
 from ...analyzers.drafts.venue_calibration import (FAR_PERCENTILE, ReliabilityBin, calibrate, ece, reliability,
                                                    softmax)
 from ...analyzers.drafts.venue_style import VenueStyleAnalyzer
 from ...analyzers.drafts.text import prepare
-from ...analyzers.drafts.fluency import POWERS, logliks
+from ...analyzers.drafts.fluency import POWERS, logliks, FluencyScore
 from ...llm.base import LLMUnavailable
 from ...analyzers.novelty.model import fit_pairwise_logistic
 from ...index.ingest.identity import normalise_title
 from ...index.papers import Paper
 from ...settings import Settings
 from ..harness.holdout import Holdout, assert_no_leak, record_of
-from .context import (ACM_CR, ARXIVEDITS, Bench, BenchError, load_fortunes, load_out_of_field, log,
-                      stable_split)
+from .context import (
+    ACM_CR, ARXIVEDITS, Bench, BenchError, load_fortunes, load_out_of_field, log, stable_split, REAL_OUT_OF_FIELD,
+    real_papers,
+)
 from .metrics import PREVALENCES, auroc, flag_rates, spearman, win_rate
 from .revisions import EDITED_PARAGRAPHS, EditPair, diff_suite, editor_latency, fit_and_measure, load_pairs
+from ...analyzers.engine import Engine
+from ...analyzers.ideas.comparators import Blend, Topicality, standardised_sum
+from ...analyzers.project_check import read_project
+from ...index.ingest.load import default_corpus_path, load_papers
+from ...latex.parse import parse_document
+from ...retrieval.retriever import Retriever
+from ..harness.corpus_index import ensure_index
+from ..lsp.draft import PARAGRAPHS_PER_PAGE, make_draft
+from .scale_bench import run as run_scale
 
 
 def _r(x, nd=3):
@@ -248,7 +259,6 @@ def revisions(bench: Bench) -> None:
 
 def scale(bench: Bench) -> None:
     """The section summary's quality scale on held-out published sections and their degraded versions."""
-    from .scale_bench import run as run_scale
 
     run_scale(bench)
 
@@ -365,8 +375,6 @@ def _venue_vectors(bench: Bench) -> tuple[VenueSplit, np.ndarray, np.ndarray]:
     """The split for this run and the train and test vectors: on the shipped corpus, its own index;
     on another corpus, the shipped corpus's vectors train (its bench index, built once) and the given
     corpus's test."""
-    from ...index.ingest.load import default_corpus_path, load_papers
-    from ..harness.corpus_index import ensure_index
 
     shipped_path = default_corpus_path()
     if [Path(s).resolve() for s in bench.sources] == [shipped_path.resolve()]:
@@ -478,9 +486,6 @@ def venue_calibration(bench: Bench, split: VenueSplit, V: np.ndarray, Q: np.ndar
 def _real_drafts(bench: Bench, cal) -> tuple[list, dict]:
     """The editor's whole-draft rule (`summaries.draft_nearness`) on the real papers of tests/data/real:
     the systems, PL and astrophysics ones should be said far, the ML/NLP/CV ones not."""
-    from ...analyzers.drafts.summaries import draft_nearness, sections_of
-    from ...analyzers.project_check import read_project
-    from .context import REAL_OUT_OF_FIELD, real_papers
 
     found = {}
     for folder, root in real_papers():
@@ -588,8 +593,6 @@ PRIOR_ROW = "prior: topicality + fluency (Blend, label-free)"
 
 def _label_free(bench: Bench, papers: list[Paper], X: np.ndarray, year: int) -> tuple[dict[str, np.ndarray], dict]:
     """Scores no decision has shaped: topicality, fluency (all papers; ~2 s each cold, then cached) and both."""
-    from ...analyzers.ideas.comparators import Blend, Topicality
-    from ...analyzers.drafts.fluency import FluencyScore
 
     texts = [p.text for p in papers]
     by_text = dict(zip(texts, X))
@@ -717,7 +720,6 @@ def acceptance(bench: Bench) -> None:
                 ("acceptance head (LLM's items)", list(cv_logit[idx]))]
     prior = free.get(PRIOR_ROW)
     if prior is not None and len(idx) > 1:
-        from ...analyzers.ideas.comparators import standardised_sum
 
         llm_items, prior_items = np.array([llm[j] for j in ok], float), prior[idx]
         on_items += [("prior (LLM's items)", list(prior_items)),
@@ -743,10 +745,6 @@ def acceptance(bench: Bench) -> None:
 def latency(bench: Bench) -> None:
     import time
 
-    from ...analyzers.engine import Engine
-    from ...latex.parse import parse_document
-    from ...retrieval.retriever import Retriever
-    from ..lsp.draft import PARAGRAPHS_PER_PAGE, make_draft
 
     pages = 20  # make_draft writes 3 paragraphs a page; 20 of its pages ~ the 60 paragraphs of a real 10-page paper
     chunks = parse_document(make_draft(pages), "file:///draft.tex")

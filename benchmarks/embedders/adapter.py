@@ -31,6 +31,17 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...errors import UserError
+from ...hashing import text_hash
+from ...index.embedding.adapter import TrainConfig, adapter_path, info_nce, train
+from ...index.embedding.cache import EmbeddingCache
+from ...index.embedding.embedder import Embedder, cache_root
+from ...index.ingest.load import CorpusError, load_papers
+from ...retrieval.related_work import CitationGraph, RelatedWork
+from ..harness.corpus_index import default_bench_index, ensure_index
+from ..related import precision
+from ..related.bench import sub_corpus, ADAPTED, FIRST, _titles, evaluate, resolve_cited
+from ..related.truth import acm_truths, split_of, Truth, read_truth, write_acm_truths, ACM_DIR
+from .pairs import HELD_APART, score_pairs
 
 TRAIN_SEED = 1
 
@@ -43,17 +54,12 @@ class CachedEmbedder:
     """The ONNX route of MiniLM (the same vectors as the index's torch route) behind a vector cache."""
 
     def __init__(self, path: Path):
-        from ...index.embedding.cache import EmbeddingCache
-        from ...index.embedding.embedder import Embedder
-
         self.embedder = Embedder("onnx")
         self.model = self.embedder.model_id
         self.cache = EmbeddingCache(path)
         self.embedded = 0
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        from ...hashing import text_hash
-
         hashes = [text_hash(t) for t in texts]
         have = self.cache.get_vectors(self.model, hashes)
         todo = list(dict.fromkeys(h for h in hashes if h not in have))
@@ -80,8 +86,6 @@ def proceedings_pairs(papers, held_apart: Sequence[str], size: int) -> tuple[lis
 
 
 def acm_rows(acm_dir: Path) -> tuple[list[dict], list[dict]]:
-    from ..related.truth import acm_truths
-
     try:
         paper_rows, context_rows, _ = acm_truths(acm_dir)
     except ValueError as exc:
@@ -91,7 +95,6 @@ def acm_rows(acm_dir: Path) -> tuple[list[dict], list[dict]]:
 
 def acm_dev_pairs(index, paper_rows: list[dict], context_rows: list[dict]) -> tuple[list[str], np.ndarray, list[str]]:
     """(query text, cited paper's first-chunk vector from the index, cited id) for dev citing papers only."""
-    from ..related.truth import split_of
 
     texts, rows, keys = [], [], []
     for r in paper_rows + context_rows:
@@ -108,9 +111,6 @@ def acm_dev_pairs(index, paper_rows: list[dict], context_rows: list[dict]) -> tu
 
 def acm_index(acm_dir: Path, sample: int, paper_rows: list[dict], context_rows: list[dict]):
     """The sub-corpus index `peerlint bench related --sample N` searches (reused, built once if missing)."""
-    from ...index.ingest.load import CorpusError, load_papers
-    from ..harness.corpus_index import default_bench_index, ensure_index
-    from ..related.bench import sub_corpus
 
     corpus = [acm_dir / "corpus.jsonl.gz"]
     try:
@@ -126,11 +126,6 @@ def acm_index(acm_dir: Path, sample: int, paper_rows: list[dict], context_rows: 
 def acm_measure(index, adapter, acm_dir: Path) -> dict[str, Any]:
     """Dense and hybrid rows with and without the adapter on dev and test citing papers apart, and the
     editor's operating point (chosen on dev, read on test) with and without it."""
-    from ...retrieval.related_work import CitationGraph, RelatedWork
-    from ..related import precision
-    from ..related.bench import ADAPTED, FIRST, _titles, evaluate, resolve_cited
-    from ..related.truth import Truth, read_truth, split_of, write_acm_truths
-    from ...index.embedding.embedder import cache_root
 
     paper_path, context_path, _ = write_acm_truths(cache_root() / "related-truth", acm_dir)
     rows = [FIRST[0], ADAPTED[0], FIRST[3], ADAPTED[1]]
@@ -157,10 +152,6 @@ def acm_measure(index, adapter, acm_dir: Path) -> dict[str, Any]:
 
 def run_adapter(args, papers, titles: list[str], abstracts: list[str]) -> dict[str, Any]:
     """Train, save and measure the adapter (see the module docstring); returns the JSON section."""
-    from ...index.embedding.adapter import TrainConfig, adapter_path, info_nce, train
-    from ...index.embedding.embedder import cache_root
-    from ..related.truth import ACM_DIR
-    from .pairs import HELD_APART, score_pairs
 
     started = time.perf_counter()
     embed = CachedEmbedder(cache_root() / "bench" / "adapter-vectors.sqlite")

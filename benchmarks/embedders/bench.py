@@ -30,6 +30,7 @@ import numpy as np
 from ...errors import UserError
 from ..harness.results import RESULTS_HELP, peak_rss_mb, print_table, write_result
 from .pairs import HELD_APART, score_pairs, title_to_abstract
+from ..related.truth import split_of, ACM_DIR
 
 
 def _log(message: str) -> None:
@@ -88,7 +89,6 @@ def measure(name: str, titles, abstracts, acm) -> dict[str, Any]:
                               "wall_s_per_abstract": round(wall / len(abstracts), 4)}
     if acm is not None:
         from ..index.acm_recall import score
-        from ..related.truth import split_of
 
         acm_docs, acm_queries = cand.passages(acm.texts), cand.queries(acm.query_texts)
         result["acm"] = {split: score(acm_docs, acm_queries, acm, [split_of(pid) == split for pid in acm.exclude])
@@ -121,7 +121,6 @@ def run(args) -> int:
     acm = None
     if args.acm_sample:
         from ..index.acm_recall import describe, load_acm
-        from ..related.truth import ACM_DIR
 
         acm = load_acm(ACM_DIR, args.acm_sample)
         _log(describe(acm))
@@ -176,7 +175,6 @@ def _run_adapter(args, papers, titles, abstracts, started: float, load_at_start:
 def _full_acm(args) -> int:
     """The whole-corpus check: export for the GPU machine, or score what it returned."""
     from ..index.acm_recall import load_acm
-    from ..related.truth import ACM_DIR
     from .full_corpus import export, score_top
 
     data = load_acm(ACM_DIR, 10 ** 9)

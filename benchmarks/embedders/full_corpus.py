@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..index.acm_recall import AcmQueries
+from ..related.truth import split_of
 
 
 def export(data: AcmQueries, out: Path) -> tuple[Path, Path]:
@@ -37,7 +38,6 @@ def export(data: AcmQueries, out: Path) -> tuple[Path, Path]:
 
 def score_top(top: np.ndarray, data: AcmQueries, cutoffs: tuple[int, ...] = (10, 50)) -> dict[str, Any]:
     """R@k and MRR per level and split of citing papers, from each query's top document rows."""
-    from ..related.truth import split_of
 
     out: dict[str, Any] = {"papers": len(data.ids)}
     for level in ("paper", "context"):

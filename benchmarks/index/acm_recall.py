@@ -17,8 +17,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-
+from ...index.embedding.gpu_embed import quantise, requantise
 from ...index.embedding.prebuilt import SHIPPED_LEVELS
+from ...index.ingest.load import CorpusError, load_papers
+from ..related.bench import sub_corpus
+from ..related.truth import acm_truths, split_of
 
 K = 50
 
@@ -37,9 +40,6 @@ class AcmQueries:
 
 def load_acm(acm_dir: Path, size: int) -> AcmQueries | None:
     """ACM-CR's queries over a `size`-paper sub-corpus, or None where the data is not there."""
-    from ...index.ingest.load import CorpusError, load_papers
-    from ..related.bench import sub_corpus
-    from ..related.truth import acm_truths
 
     try:
         paper_rows, context_rows, _ = acm_truths(acm_dir)
@@ -60,7 +60,6 @@ def recall_at_50(embed, data: AcmQueries) -> dict[str, Any]:
     """Mean R@50 and MRR per level for one route's `embed(texts) -> unit vectors`, and its seconds; under
     `int8_storage`, the same with the documents stored as the shipped vectors are (int8, a scale each),
     over all queries and over the dev split's (`truth.split_of`)."""
-    from ..related.truth import split_of
 
     t0 = time.perf_counter()
     docs = embed(data.texts)
@@ -76,8 +75,6 @@ def recall_at_50(embed, data: AcmQueries) -> dict[str, Any]:
 def stored_as_int8(vectors: np.ndarray) -> np.ndarray:
     """Vectors as the shipped file keeps them and a build reads them back: int8 from the embedder
     (`gpu_embed.quantise`), rounded again to `SHIPPED_LEVELS` by `gpu_transfer.pack`, made unit length by `prebuilt.row`."""
-    from ...index.embedding.gpu_embed import quantise, requantise
-
     q = requantise(*quantise(vectors), SHIPPED_LEVELS)[0].astype(np.float32)
     return q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
 

@@ -40,6 +40,7 @@ from .synthetic import clustered_vectors, exact_top_k, latency_percentiles as _p
 
 from ...errors import UserError
 from ...index.embedding.prebuilt import SHIPPED_LEVELS
+from ..related.truth import ACM_DIR
 
 TITLE_QUERIES = 200  # own-title retrieval queries per route
 HELD_OUT = 200  # abstracts outside the indexed documents, for neighbour-list overlap
@@ -443,7 +444,6 @@ def run(args) -> int:
         _rss("baselines", memory)
         acm = None
         if args.acm_sample:
-            from ..related.truth import ACM_DIR
             from .acm_recall import describe, load_acm
 
             acm = load_acm(ACM_DIR, args.acm_sample)

@@ -20,14 +20,20 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from ...index.build import default_index_path
+from ...index.embedding.embedder import Embedder
+from ...index.store import open_index
+from ...latex.project import parse_project
+from ...latex.roots import root_in_folder
+from ..harness.results import print_table
+from ..related.truth import ACM_DIR
+from .acm_recall import loss_vs, score, describe, load_acm
 
 REAL_PAPERS = Path(__file__).resolve().parents[2] / "tests" / "data" / "real"
 
 
 def real_paragraphs(limit: int) -> list[str]:
     """Chunk texts of the real papers the tests ship, as the editor parses them (every few, up to `limit`)."""
-    from ...latex.project import parse_project
-    from ...latex.roots import root_in_folder
 
     texts: list[str] = []
     for folder in sorted(p for p in REAL_PAPERS.iterdir() if p.is_dir()):
@@ -50,8 +56,6 @@ def _embed(embedder, texts: list[str]) -> tuple[np.ndarray, float]:
 
 def measure(route: str, index, acm, paragraphs: int) -> dict[str, Any]:
     """The three measurements above for `route` against exact (`onnx`) queries."""
-    from ...index.embedding.embedder import Embedder
-    from .acm_recall import loss_vs, score
 
     exact, fast = Embedder(route="onnx"), Embedder(route=route)
     out: dict[str, Any] = {"route": route, "reference": "onnx (exact fp32, the index's own vectors)"}
@@ -83,10 +87,6 @@ def run_query_route(args) -> dict[str, Any]:
     """The payload for results/bench-index-query-route-*.json."""
     import os
 
-    from ...index.build import default_index_path
-    from ...index.store import open_index
-    from .acm_recall import describe, load_acm
-    from ..related.truth import ACM_DIR
 
     acm = load_acm(ACM_DIR, args.acm_sample) if args.acm_sample else None
     index = open_index(default_index_path())
@@ -99,8 +99,6 @@ def run_query_route(args) -> dict[str, Any]:
 
 
 def print_query_route(payload: dict[str, Any], path: Path) -> None:
-    from ..harness.results import print_table
-
     p, acm = payload["paragraphs"], payload.get("acm")
     rows = [["overlap@10 with exact queries (shipped index)", p["overlap_at_10"]],
             ["top-1 the same", p["top1_same"]],

@@ -27,6 +27,14 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+from ...hashing import text_hash
+from ...index.append import append_build
+from ...index.build import finish_build, new_build_id, build_index
+from ...index.distributed.ray_build import RayOptions, ray_build_index
+from ...index.embedding.embedder import Embedder
+from ...index.store import current_build, IndexError_, make_live, HNSW, VectorIndex
+from ..harness.results import print_table
+from .synthetic import near_real, exact_top_k, latency_percentiles
 
 APPEND_PAPERS = 2000
 BLOCK = 500_000  # vectors generated per block: 3M never sit in memory as float32
@@ -43,7 +51,6 @@ def synthetic_papers(shipped: Sequence, first: int, count: int) -> tuple[list, l
     """`count` papers numbered from `first`, each recycling a shipped paper's text (shared strings: ~150 B a paper)."""
     import dataclasses
 
-    from ...hashing import text_hash
 
     hashes = [text_hash(p.text) for p in shipped]
     papers, content, rows = [], [], []
@@ -57,7 +64,6 @@ def synthetic_papers(shipped: Sequence, first: int, count: int) -> tuple[list, l
 
 def synthetic_vectors(n: int, n_queries: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """n float16 base vectors and n_queries held-out float32 queries, all drawn around the shipped MiniLM vectors."""
-    from .synthetic import near_real
 
     base = np.empty((n, 384), dtype=np.float16)
     for lo in range(0, n, BLOCK):
@@ -67,9 +73,6 @@ def synthetic_vectors(n: int, n_queries: int, rng: np.random.Generator) -> tuple
 
 def build_synthetic(root: Path, n: int, n_queries: int, rng: np.random.Generator, shipped) -> dict[str, Any]:
     """Write (or reuse) the N-paper index under `root`; its queries and exact top-10 are kept beside it."""
-    from ...index.build import finish_build
-    from ...index.store import current_build, IndexError_, make_live
-    from .synthetic import exact_top_k
 
     marker = root / "scale-queries.npz"
     try:  # a finished build is reused, with the live index pointed back at it if a run appended to it
@@ -109,8 +112,6 @@ def probe(root: Path, lexical_texts: Sequence[str], n_queries: int | None = None
     """Run in a fresh process: open the index as the server does and measure memory and latency."""
     import psutil
 
-    from ...index.store import HNSW, VectorIndex
-    from .synthetic import latency_percentiles
 
     process = psutil.Process()
     rss0 = process.memory_info().rss
@@ -207,10 +208,6 @@ def _probe_in_subprocess(root: Path, lexical_texts: Sequence[str], n_queries: in
 
 def append_papers(root: Path, n: int, rng: np.random.Generator, shipped) -> dict[str, Any]:
     """Append APPEND_PAPERS new papers to the N-paper index without a rebuild; the time of each step."""
-    from ...index.append import append_build
-    from ...index.build import new_build_id
-    from ...index.store import current_build
-    from .synthetic import near_real
 
     live = json.loads((current_build(root) / "manifest.json").read_text())
     papers, content, rows = synthetic_papers(shipped, live["papers"], APPEND_PAPERS)
@@ -244,8 +241,6 @@ def run_scale(args, shipped, lexical_texts: Sequence[str]) -> dict[str, Any]:
 
 
 def print_scale(payload: dict[str, Any], path: Path) -> None:
-    from ..harness.results import print_table
-
     s, b, a = payload["search"], payload["build"], payload["append"]
     rows = [["open (fresh process)", s["open_seconds"] * 1000, None, None, s["rss_mb"]["after_open"]],
             [f"dense k=10 ({s['graph_dtype']} graph, exact re-rank)", s["dense"]["p50_ms"], s["dense"]["p99_ms"],
@@ -313,9 +308,6 @@ def run_engines(args, shipped) -> dict[str, Any]:
     import shutil
     import tempfile
 
-    from ...index.build import build_index
-    from ...index.distributed.ray_build import RayOptions, ray_build_index
-    from ...index.embedding.embedder import Embedder
 
     papers = list(shipped[: args.engines])
     route = args.routes.split(",")[0].strip()
@@ -359,8 +351,6 @@ def run_engines(args, shipped) -> dict[str, Any]:
 
 
 def print_engines(payload: dict[str, Any], path: Path) -> None:
-    from ..harness.results import print_table
-
     single = payload["single"]
     rows = [["single process (build_index)", single["docs_per_s"], single["seconds"], 1.0, single["cpu_seconds"], 1.0]]
     rows += [[f"ray local, {k.split('_')[1]} workers", v["docs_per_s"], v["seconds"], v["ratio_vs_single"],

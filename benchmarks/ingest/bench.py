@@ -12,7 +12,7 @@ the first N papers chunked, embedded and indexed), for the build's own peak.
 
 from __future__ import annotations
 
-from ..harness.results import RESULTS_HELP
+from ..harness.results import RESULTS_HELP, print_table, write_result
 
 import argparse
 import json
@@ -20,6 +20,9 @@ import multiprocessing
 import os
 import time
 from pathlib import Path
+from ...errors import UserError
+from ...hashing import text_hash
+from ...server.cli import main
 
 CATEGORIES = ("cs.CL", "cs.LG", "cs.CV", "stat.ML", "math.OC", "cs.AI", "physics.comp-ph", "q-bio.NC")
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -40,9 +43,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...errors import UserError
-    from ..harness.results import print_table, write_result
-
     if args.records < 1 or args.build < 0:
         raise UserError("--records must be at least 1 and --build at least 0")
     work = args.work or _cache_dir()
@@ -116,7 +116,6 @@ def _measure(path: str, mode: str, where: tuple[str, ...]) -> dict:
     process: papers, seconds and this process's peak RSS."""
     import resource
 
-    from ...hashing import text_hash
     from ...index.ingest.load import load_papers, read_corpus
 
     t0 = time.perf_counter()
@@ -142,7 +141,6 @@ def _build(path: str, index: str, limit: str, route: str) -> dict:
     import io
     import shutil
 
-    from ...server.cli import main
 
     shutil.rmtree(index, ignore_errors=True)
     report = io.StringIO()

@@ -15,7 +15,7 @@ get through. Rows alternate raw and peerlint per prompt, so machine load hits bo
 
 from __future__ import annotations
 
-from ..harness.results import RESULTS_HELP
+from ..harness.results import RESULTS_HELP, peak_rss_mb, print_table, write_result
 
 import argparse
 import statistics
@@ -24,6 +24,10 @@ import time
 from pathlib import Path
 
 from ...errors import UserError
+from ...analyzers.drafts.text import prepare
+from ...analyzers.prompt_files import load_prompt
+from ...llm.base import LLMUnavailable
+from ...llm.embedded import EmbeddedLLM, llama_class
 
 DRAFT = Path(__file__).resolve().parents[2] / "examples" / "draft.tex"
 
@@ -42,9 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _prompt_pairs(draft: Path, n: int) -> list[tuple[str, str]]:
     """(rating prompt, suggestion prompt) for each of the draft's first `n` paragraphs."""
     from ...analyzers.drafts.scoring import DraftScorer
-    from ...analyzers.drafts.text import prepare
     from ...latex.project import parse_project
-    from ...analyzers.prompt_files import load_prompt
 
     if not draft.is_file():
         raise UserError(f"no such draft: {draft}")
@@ -67,9 +69,6 @@ def _prompt_pairs(draft: Path, n: int) -> list[tuple[str, str]]:
 
 def run(args: argparse.Namespace) -> int:
     from ...analyzers.drafts.scoring import SCALE
-    from ...llm.base import LLMUnavailable
-    from ...llm.embedded import EmbeddedLLM
-    from ..harness.results import peak_rss_mb, print_table, write_result
 
     if args.prompts < 1 or args.generate < 1:
         raise UserError("--prompts and --generate must be at least 1")
@@ -80,7 +79,6 @@ def run(args: argparse.Namespace) -> int:
         engine = llm.engine
     except LLMUnavailable as exc:
         raise UserError(str(exc)) from None
-    from ...llm.embedded import llama_class
 
     raw = llama_class()(model_path=str(llm.model_path), n_ctx=engine.n_ctx, n_threads=engine.llm.n_threads,
                           n_threads_batch=engine.llm.n_threads, seed=42, verbose=False)

@@ -7,6 +7,7 @@ both time the server or the engine on them.
 from __future__ import annotations
 
 import random
+from ...index.ingest.load import default_corpus_path, load_papers
 
 PARAGRAPHS_PER_PAGE = 3
 
@@ -15,7 +16,6 @@ def make_draft(pages: int, seed: int = 0) -> str:
     """A LaTeX draft of about `pages` pages built from shuffled real sentences."""
     import re
 
-    from ...index.ingest.load import default_corpus_path, load_papers
 
     rng = random.Random(seed)
     papers = load_papers([default_corpus_path()], warn=lambda m: None)

@@ -20,6 +20,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 from .draft import PARAGRAPHS_PER_PAGE, make_draft
+from ...index.embedding.embedder import cache_root
 
 
 class _Client(LanguageClient):
@@ -82,7 +83,6 @@ async def _session(index: Path, root: Path, workdir: Path, query_embedding: str)
     import threading
 
     cache = Path(tempfile.mkdtemp(prefix="peerlint-bench-cache-", dir=workdir))
-    from ...index.embedding.embedder import cache_root
 
     for kept in ("models", "novelty"):  # set-up, not cache: exported models (the ONNX query route) and
         if (cache_root() / kept).is_dir():  # the novelty model trained once per index build (~30 s)

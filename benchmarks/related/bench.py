@@ -26,7 +26,7 @@ instead of embeddings.
 
 from __future__ import annotations
 
-from ..harness.results import RESULTS_HELP
+from ..harness.results import RESULTS_HELP, print_table, write_result
 
 import argparse
 import statistics
@@ -37,6 +37,12 @@ from pathlib import Path
 
 from ...retrieval.hybrid import DEFAULT_FUSION, DEFAULT_MODE, LEXICAL_WEIGHT
 from ...errors import UserError
+from ...index.embedding.adapter import QueryAdapter
+from ...index.papers import SearchFilter
+from ...retrieval import hybrid
+from ...settings import Settings
+from ..harness.corpus_index import default_bench_index, ensure_index
+from . import truth as related_truth
 
 CUTOFFS = (10, 20, 30, 40, 50)
 SAMPLE_SEED = 0  # the distractors of `--sample`
@@ -140,8 +146,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import truth as related_truth
-
     acm = args.acm or related_truth.ACM_DIR
     if args.make_truth:
         try:
@@ -180,7 +184,6 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"cannot read reference lists {path}: {exc}") from None
     retriever = RelatedWork(index, graph=graph)
     retriever.entities  # load (or extract, once) before timing anything
-    from ..harness.results import print_table, write_result
 
     for truth_path, truth in read:
         for problem in truth.problems:
@@ -214,8 +217,6 @@ def run(args: argparse.Namespace) -> int:
 def _precision(retriever, truth, args, result: dict, read) -> None:
     """The threshold sweep of `--precision` (see precision.py), its table and its own JSON. The
     paper-level truth of the same run, if any, gives each citing paper's whole reference list."""
-    from ...settings import Settings
-    from ..harness.results import print_table, write_result
     from . import precision
 
     by_title = _titles(retriever.index)
@@ -260,7 +261,6 @@ def _from_latex(args):
     from ...index.build import default_index_path
     from ...index.embedding.embedder import cache_root
     from ...index.store import IndexError_, open_index
-    from . import truth as related_truth
     from .cite_recovery import truth_from_latex
 
     try:
@@ -280,7 +280,6 @@ def _from_latex(args):
 def _inputs(args, acm: Path) -> tuple[list[Path], list[Path] | None, list[Path]]:
     """Ground-truth files, corpus files and reference-list files, ACM-CR's unless given."""
     from ...index.embedding.embedder import cache_root
-    from . import truth as related_truth
 
     if args.truth:
         missing = [str(p) for p in args.truth if not p.is_file()]
@@ -307,7 +306,6 @@ def _index(args, corpus: list[Path] | None, cited: set[str]):
         except IndexError_ as exc:
             raise UserError(str(exc)) from None
     from ...index.ingest.load import CorpusError, load_papers
-    from ..harness.corpus_index import default_bench_index, ensure_index
 
     try:
         papers = load_papers(corpus, warn=lambda m: print(f"peerlint: warning: {m}", file=sys.stderr))
@@ -342,7 +340,6 @@ def sub_corpus(papers, keep: set[str], size: int, seed: int = SAMPLE_SEED) -> li
 
 def _adapter(path: Path | None, index):
     """The query adapter of the '+adapter' rows: `path`'s, else the one shipped for the index's model, or None."""
-    from ...index.embedding.adapter import QueryAdapter
 
     if path is not None and not path.is_file():
         raise UserError(f"no such query adapter: {path}")
@@ -352,9 +349,7 @@ def _adapter(path: Path | None, index):
 def evaluate(retriever, truth, rows, cutoffs=CUTOFFS, limit: int | None = None, adapter=None) -> dict:
     """Recall@k and MRR of every row over the truth's queries, with counts of what could not be scored.
     `adapter` moves the query vectors of the rows marked `adapter` (without one they are not run)."""
-    from ...retrieval import hybrid
     from ...retrieval.related_work import SECConfig
-    from ...index.papers import SearchFilter
 
     index = retriever.index
     by_title = _titles(index)

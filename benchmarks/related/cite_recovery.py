@@ -16,6 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .truth import Query, Truth
+from ...errors import UserError
+from ...index.ingest.holdings import Holdings
+from ...index.ingest.latex_sources import cited_works
+from ...latex.project import parse_project
+from ..coverage.bench import project_name, root_of
 
 
 @dataclass
@@ -36,8 +41,6 @@ class ProjectTruth:
 
 def project_queries(root: Path, holdings, name: str) -> tuple[list[Query], ProjectTruth]:
     """The cite-recovery queries of the project whose root file is `root`."""
-    from ...latex.project import parse_project
-    from ...index.ingest.latex_sources import cited_works
 
     project = parse_project(root)
     works = {w.key: w for w in cited_works(project.bib_files, lambda m: print(f"peerlint: warning: {m}",
@@ -70,9 +73,6 @@ def project_queries(root: Path, holdings, name: str) -> tuple[list[Query], Proje
 
 def truth_from_latex(paths: list[Path], index) -> tuple[Truth, list[ProjectTruth]]:
     """One ground truth over every project given (folders or root .tex files), against `index`."""
-    from ...errors import UserError
-    from ...index.ingest.holdings import Holdings
-    from ..coverage.bench import project_name, root_of
 
     roots = [root for path in paths if (root := root_of(path)) is not None]
     if not roots:

@@ -16,6 +16,9 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
+from ...index.papers import SearchFilter
+from ...retrieval.hybrid import DEFAULT_MODE
+from .truth import split_of
 
 THRESHOLDS = tuple(round(0.50 + 0.05 * i, 2) for i in range(7))  # 0.50 … 0.80
 DEPTHS = (1, 2, 3)
@@ -141,9 +144,6 @@ def collect(retriever, truth, resolve, by_title: dict[str, str], paper_cited: di
     contexts cite. `adapter`: a query adapter the context vectors go through."""
     import dataclasses
 
-    from ...retrieval.hybrid import DEFAULT_MODE
-    from ...index.papers import SearchFilter
-    from .truth import split_of
 
     index = retriever.index
     config = dataclasses.replace(retriever.config, first_stage=DEFAULT_MODE)

@@ -13,7 +13,7 @@ same layout (ideas written from real abstracts of the shipped corpus), NOT the o
 
 from __future__ import annotations
 
-from ..harness.results import RESULTS_HELP
+from ..harness.results import RESULTS_HELP, print_table, write_result
 
 import argparse
 import sys
@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ...errors import UserError
+from ...llm.base import LLMError
+from .dataset import RinoDataError, read_rinobench
 
 if TYPE_CHECKING:  # the CLI imports this module to build its parser: keep imports light
     from .dataset import RinoItem
@@ -154,7 +156,6 @@ def table_rows(rows: Sequence[Row]) -> list[list[Any]]:
 # -- the command -------------------------------------------------------------------------------
 
 def _llm(backend: str, model: str | None, host: str | None):
-    from ...llm.base import LLMError
     from ...llm.select import make_llm
 
     try:
@@ -198,9 +199,7 @@ def _notes(items, outcomes, rows, budget, llm, judge, predictor) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .dataset import RinoDataError, read_rinobench
     from .judge import RinoLLM, budget_for
-    from ..harness.results import print_table, write_result
 
     if args.data is None:
         raise UserError(f"give the RINoBench split with --data FILE (the official test.json, or the demo {SAMPLE})")

@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 
 from ..harness.results import RESULTS_HELP, print_table, write_result
+from ...errors import UserError
+from .cases import run_case
 
 GROUPS = ("protocol", "fuzz", "index", "llm", "injection", "load")
 
@@ -41,12 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_groups(args, index: Path, work: Path) -> tuple[list, dict]:
-    from .cases import run_case
-
     groups = [g.strip() for g in str(args.only).split(",") if g.strip()]
     unknown = sorted(set(groups) - set(GROUPS))
     if unknown:
-        from ...errors import UserError
 
         raise UserError(f"unknown groups {unknown}: choose from {', '.join(GROUPS)}")
     results, extra = [], {}

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Sequence
 
 from .cases import CaseResult
+from ...latex.project import parse_project
+from ...latex.wall import ProjectWall
 
 FILES = ("main.tex", "a.tex", "b.tex", "sub/c.tex")
 TOKENS: tuple[str, ...] = (
@@ -92,8 +94,6 @@ def chunk_problems(sources: dict[str, str], chunks: Sequence, allowed: set[str] 
 
 def fuzz_parser(workdir: Path, examples: int = 300, seed: int = 18, budget_s: float = 120.0) -> CaseResult:
     """`examples` random projects through `parse_project` (within `budget_s`): crashes and invariant breaks."""
-    from ...latex.project import parse_project
-    from ...latex.wall import ProjectWall
 
     rng = random.Random(seed)
     crashes, problems, done, chunks_seen = 0, [], 0, 0

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Callable
 
 from .cases import CaseResult, run_case
+from ...index.embedding.embedder import Embedder
+from ...index.store import open_index
 
 
 def _peerlint(*args: str, timeout: float = 300.0) -> subprocess.CompletedProcess:
@@ -42,8 +44,6 @@ class Probe:
 
     @classmethod
     def of(cls, index_dir: Path) -> "Probe":
-        from ...index.store import open_index
-
         index = open_index(index_dir)
         try:
             picks = [index.paper(i) for i in (0, len(index) // 3, len(index) // 2)]
@@ -53,7 +53,6 @@ class Probe:
 
     def check(self, index_dir: Path, embedder, papers: set[int]) -> str:
         """Open the index in this process and ask; AssertionError when it is not whole or answers wrong."""
-        from ...index.store import open_index
 
         index = open_index(index_dir, embedder)
         try:
@@ -81,7 +80,6 @@ def kill_builds(workdir: Path, kills: int = 20, limits: tuple[int, int] = (4000,
     """Build once, then start builds of alternating sizes and SIGKILL each at a random point of its run
     (a complete build is timed first); after every kill the index must answer. Ends with a build that
     completes (the recovery)."""
-    from ...index.embedding.embedder import Embedder
 
     rng = random.Random(seed)
     index = workdir / "killed-index"

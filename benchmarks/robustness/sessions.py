@@ -14,6 +14,9 @@ from pathlib import Path
 from .cases import CaseResult, Crash
 from .fuzz import PROSE, utf16_lines
 from .stdio import Closed, RawServer, Silent
+from ...server.diagnostics import to_diagnostic
+from ...server.service import Service
+from ...settings import Settings
 
 PAPER = ("Predicting the rating of a textual review is a fast-growing application of natural language processing. "
          "Most existing approaches either rely on hand-crafted features or learn features with deep networks from flat "
@@ -69,9 +72,6 @@ def _diag_key(d: dict) -> tuple:
 
 def fresh_check(workdir: Path, index: Path, path: Path, text: str) -> list[tuple]:
     """The diagnostics a new server would publish for `text` (in-process, with an empty judgment cache)."""
-    from ...settings import Settings
-    from ...server.diagnostics import to_diagnostic
-    from ...server.service import Service
 
     uri = path.as_uri()
     service = Service(Settings(index_path=str(index)), workspace=workdir, cache_dir=workdir / "fresh-cache")

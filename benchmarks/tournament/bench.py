@@ -26,7 +26,7 @@ not novel), and abstracts of venues/years that are not in the index (mostly nove
 
 from __future__ import annotations
 
-from ..harness.results import RESULTS_HELP
+from ..harness.results import RESULTS_HELP, print_table, write_result
 
 import argparse
 import functools
@@ -38,6 +38,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ...errors import UserError
+from ...analyzers.drafts.fluency import FluencyScore
+from ...analyzers.drafts.heads import fit_logistic
+from ...llm.base import LLMUnavailable, LLMError
+from ..harness.corpus_index import ensure_index
+from ..harness.holdout import Holdout, assert_no_leak
 
 ACCEPTED = ("oral", "poster", "spotlight", "accept", "talk")
 REJECTED = ("reject",)
@@ -140,8 +145,6 @@ class HeadScorer:
     def __init__(self, index, papers, year: int, venue: str, l2: float = 10.0, embed=None):
         import numpy as np
 
-        from ...analyzers.drafts.heads import fit_logistic
-        from ..harness.holdout import Holdout, assert_no_leak
 
         test = [p for p in papers if p.venue.lower() == venue.lower() and p.year == year]
         holdout = Holdout.of(test, [(venue, year)])
@@ -270,9 +273,7 @@ def _train_excludes(scorers: dict[str, Any], args) -> dict[str, Any]:
 
 def _prior_scorer(topicality, full_ideas, llm_factory):
     """The label-free prior (topicality + the LLM's fluency), scaled on the whole year."""
-    from ...analyzers.drafts.fluency import FluencyScore
     from ...analyzers.ideas.comparators import Blend
-    from ...llm.base import LLMUnavailable
 
     def fluency_progress(done: int, all_: int) -> None:
         if done % 50 == 0 or done == all_:
@@ -449,11 +450,8 @@ def _nova_rule_rows(groups: dict[str, list[str]], records: list[dict[str, Any]],
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...llm.base import LLMError
     from ...llm.select import make_llm
     from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
-    from ..harness.corpus_index import ensure_index
-    from ..harness.results import print_table, write_result
 
     if args.n < 4 or args.rounds < 1:
         raise UserError("--n must be at least 4 and --rounds at least 1")

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
+from .onnx_route import ONNX_FILES, OnnxEncoder, export, quantise_export
+from .packaged import MODELS, ModelPackageError, get, sentence_transformer_dir, model_by_name
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +43,6 @@ class EmbeddingError(RuntimeError):
 
 
 def _name(model: str) -> str:
-    from .packaged import MODELS
-
     return MODELS[model].name if model in MODELS else model
 
 
@@ -52,7 +52,6 @@ def model_dir(model: str = DEFAULT_MODEL) -> Path:
     override = os.environ.get("PEERLINT_EMBEDDING_MODEL")
     if override and model == DEFAULT_MODEL:
         return Path(override)
-    from .packaged import ModelPackageError, get, sentence_transformer_dir
 
     try:
         return sentence_transformer_dir(get(model), cache_root())
@@ -62,7 +61,6 @@ def model_dir(model: str = DEFAULT_MODEL) -> Path:
 
 def model_key(model_id: str) -> str:
     """The `packaged.MODELS` key of a model id such as "all-MiniLM-L6-v2@torch"."""
-    from .packaged import ModelPackageError, model_by_name
 
     try:
         return model_by_name(model_id.split("@", 1)[0]).key
@@ -92,7 +90,6 @@ def query_route(model_id: str, query_embedding: str = "exact") -> str:
     vectors unchanged (`peerlint bench index --query-route onnx-int8` measures the loss)."""
     name, _, route = model_id.rpartition("@")
     if route == "torch" and importlib.util.find_spec("onnxruntime") and importlib.util.find_spec("tokenizers"):
-        from .onnx_route import ONNX_FILES
 
         if (cache_root() / "models" / f"{name or MODEL_NAME}-onnx" / ONNX_FILES["onnx"]).exists():
             return "onnx-int8" if query_embedding == "int8" else "onnx"
@@ -104,7 +101,6 @@ class Embedder:
 
     def __init__(self, route: str = "torch", batch_size: int = 32, threads: int | None = None,
                  model: str = DEFAULT_MODEL):
-        from .packaged import MODELS
 
         if route not in ROUTES:
             raise EmbeddingError(f"unknown embedding route {route!r}: choose one of {', '.join(ROUTES)}")
@@ -142,7 +138,6 @@ class Embedder:
             if self.route == "static":
                 self._model = _load_static(path, _name(self.model))
             elif self.route.startswith("onnx"):
-                from .onnx_route import OnnxEncoder
 
                 self._model = OnnxEncoder(_export_onnx(path, self.route, _name(self.model)), self.route, self.threads)
             else:
@@ -277,7 +272,6 @@ def _export_onnx(path: Path, route: str, name: str = MODEL_NAME) -> Path:
 
     Uses torch.onnx + onnxruntime's optimizer and dynamic quantiser (see onnx_route.py for why not optimum).
     """
-    from .onnx_route import ONNX_FILES
 
     target = cache_root() / "models" / f"{name}-{route}"
     if (target / ONNX_FILES[route]).exists() and (target / "tokenizer.json").exists():
@@ -287,7 +281,6 @@ def _export_onnx(path: Path, route: str, name: str = MODEL_NAME) -> Path:
         import onnxruntime  # noqa: F401
     except ImportError as exc:
         raise EmbeddingError(f"the {route} route needs `pip install onnxruntime onnx` ({exc})") from exc
-    from .onnx_route import export, quantise_export
 
     fp32 = cache_root() / "models" / f"{name}-onnx"
     try:

@@ -30,6 +30,8 @@ import numpy as np
 from ...hashing import text_hash
 from .embedder import DEFAULT_MODEL, Embedder, model_dir, model_key
 from .gpu_embed import quantise, requantise  # the GPU script's own (it imports torch only when it runs)
+from ..ingest.load import load_papers
+from .prebuilt import FORMAT_INT8, SHIPPED, SHIPPED_LEVELS, ShippedVectors, _raw
 
 MAX_TOKENS = 200
 BLOCK = 8192  # chunks an `embed` shard holds
@@ -52,8 +54,6 @@ def write_weights(model: str, out: Path) -> Path:
 
 
 def write_chunks(corpus: Sequence[Path], out: Path, parts: int, model: str = DEFAULT_MODEL) -> dict:
-    from ..ingest.load import load_papers
-
     papers = load_papers(list(corpus), warn=lambda m: print(m, file=sys.stderr))
     texts = [p.text for p in papers]
     content = list(dict.fromkeys(text_hash(t) for t in texts))
@@ -80,7 +80,6 @@ def write_chunks(corpus: Sequence[Path], out: Path, parts: int, model: str = DEF
 
 def _reused(path: Path | None, model: str):
     """An earlier shipped file made with the same model (None without one); its rows are read on demand."""
-    from .prebuilt import ShippedVectors
 
     if path is None:
         return None
@@ -136,7 +135,6 @@ def pack(chunks: Path, vectors: Sequence[Path], out: Path, reuse: Path | None = 
     """The shipped file (format 2) from vector files: GPU parts (rows in chunk order, no names) joined in
     the order given, or `embed` shards (rows named by `hashes`), plus the rows of `reuse` by hash; rows are
     rounded to `levels` (default `SHIPPED_LEVELS`) and the file is compressed."""
-    from .prebuilt import FORMAT_INT8, SHIPPED_LEVELS, _raw
 
     index = json.loads((chunks / "chunks-index.json").read_text())
     hashes = index["chunk_hashes"]
@@ -171,8 +169,6 @@ def pack(chunks: Path, vectors: Sequence[Path], out: Path, reuse: Path | None = 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .prebuilt import SHIPPED
-
     parser = argparse.ArgumentParser(prog="python -m peerlint.index.embedding.gpu_transfer", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)

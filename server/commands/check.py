@@ -9,6 +9,8 @@ from pathlib import Path
 
 from ...errors import UserError
 from .common import display_path, index_arg, load_settings, project_file, warn
+from ...llm.base import LLMError
+from ...types import ProjectSource
 
 
 def register(sub) -> None:
@@ -28,23 +30,22 @@ def revision_verdicts(file: Path, root: Path | None, checker, rev: str) -> list:
     """The verdict (`paper_diff.RevisionLens`, as the editor's lens shows it) on each paragraph edited
     since `rev`; none outside git.  The LM is loaded only when a paragraph changed; a bad revision or a
     missing LM is a warning, not a failure."""
-    from ...analyzers.drafts.paper_diff import diff_project, revision_lenses  # see `run`
-    from ...analyzers.drafts.previous_version import outside_git
-    from ...analyzers.project_check import parse_options
-    from ...llm.base import LLMError
+    from ...analyzers.drafts.paper_diff import revision_lenses  # see `run`
+    from ...analyzers.drafts.revision_check import compare, compared_with
+    from ...latex.parse import parse_options
 
-    if not rev or outside_git(root or file):
+    source = ProjectSource(file, root)  # no text at open: outside git there is nothing to compare with
+    if not rev or compared_with(source, rev) is None:
         return []
-    settings = checker.settings
     judge = checker.revision_judge(ratings="none")  # verdicts only, no per-section ratings
     if judge is None:
         return []
     try:
-        found = diff_project(file, judge, rev, parse_options(settings), root=root)
+        found, against = compare(source, judge, rev, parse_options(checker.settings))
     except (UserError, LLMError) as exc:
         warn(f"no revision verdicts: {exc}")
         return []
-    return revision_lenses(found, rev)
+    return revision_lenses(found, against)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ...errors import UserError
+from ...settings import Settings
 
 
 def warn(message: str) -> None:
@@ -20,7 +21,6 @@ def index_arg(p: argparse.ArgumentParser) -> None:
 
 
 def load_settings(path: Path | None):
-    from ...settings import Settings
     from ..config import updated
 
     settings = Settings()

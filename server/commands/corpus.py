@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ...errors import UserError
 from .common import warn
+from ...index.ingest.where import is_date
 
 EXIT_STOPPED = 3  # the pull stopped early (budget, rate limit, network) and can be resumed
 
@@ -94,7 +95,6 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 def run_pull(args: argparse.Namespace) -> int:
     from ...index.ingest import pull
-    from ...index.ingest.where import is_date
 
     for name in ("max_works", "max_requests", "citing_per_work"):
         if getattr(args, name) < 1:

@@ -16,6 +16,7 @@ from pathlib import Path
 from ...errors import UserError
 from ...tables import format_table
 from .common import display_path, load_settings, project_file, warn
+from ...llm.base import LLMError
 
 FIRST_WORDS = 8
 
@@ -124,8 +125,7 @@ def plot(result, path: Path) -> None:
 def run(args: argparse.Namespace) -> int:
     # the machinery loads when the command runs, not when `peerlint --help` builds every parser
     from ...analyzers.drafts.paper_diff import diff_project
-    from ...analyzers.project_check import parse_options
-    from ...llm.base import LLMError
+    from ...latex.parse import parse_options
 
     file, root = project_file(args.file, args.root)
     settings = load_settings(args.settings)

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 from ...errors import UserError
+from ...llm.base import LLMError
+from ...tables import format_table
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -69,7 +71,6 @@ def _read(path: Path):
 
 
 def _llm(args, required: bool):
-    from ...llm.base import LLMError
     from ...llm.select import make_llm
 
     try:
@@ -138,7 +139,6 @@ def cmd_rank(args) -> int:
     if not ranking.ideas:
         print("no ideas to rank")
     else:
-        from ...tables import format_table
 
         rows = [[rank, points, ranking.buchholz[ranking.ideas.index(idea)], _where(idea),
                  idea.label + (f" (+{len(idea.merged)} merged)" if idea.merged else "")]
@@ -177,7 +177,6 @@ def cmd_check(args) -> int:
         print(json.dumps({"file": str(args.file), "skipped": found.skipped,
                           "ideas": [{**idea.to_json(), **v.to_json()} for idea, v in verdicts]}))
         return 0
-    from ...tables import format_table
 
     rows = []
     for idea, v in verdicts:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from ...errors import UserError
 
 
 def register(sub) -> None:
@@ -17,7 +18,6 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ...llm import models
-    from ...errors import UserError
 
     if args.models_action == "install":
         try:

@@ -7,11 +7,11 @@ import json
 
 from ...errors import UserError
 from .common import index_arg, open_index_or_fail, warn
+from ...index.papers import SearchFilter
+from ...retrieval.hybrid import DEFAULT_MODE, MODES
 
 
 def register(sub) -> None:
-    from ...retrieval.hybrid import DEFAULT_MODE, MODES
-
     p = sub.add_parser("search", help="papers nearest to a text")
     p.add_argument("text", help="the query text")
     p.add_argument("-k", type=int, default=10, help="how many papers (default: 10)")
@@ -29,7 +29,6 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ...retrieval.retriever import Retriever
-    from ...index.papers import SearchFilter
 
     index = open_index_or_fail(args.index)
     flt = SearchFilter(venues=tuple(args.venue), year_min=args.year_min, year_max=args.year_max,
