@@ -41,6 +41,7 @@ from .synthetic import clustered_vectors, exact_top_k, latency_percentiles as _p
 from ...errors import UserError
 from ...index.embedding.prebuilt import SHIPPED_LEVELS
 from ..related.truth import ACM_DIR
+from .default_build import print_default_build, run_default_build
 
 TITLE_QUERIES = 200  # own-title retrieval queries per route
 HELD_OUT = 200  # abstracts outside the indexed documents, for neighbour-list overlap
@@ -327,7 +328,6 @@ STORAGE_TITLE = (f"What storing the vectors as the shipped file does (int8 round
 def run_storage(routes: Sequence[str], sample: int) -> dict[str, Any]:
     """Each route's ACM-CR recall with float documents and with documents stored as the shipped file stores them."""
     from ...index.embedding.embedder import Embedder
-    from ..related.truth import ACM_DIR
     from .acm_recall import describe, load_acm, recall_at_50
 
     acm = load_acm(ACM_DIR, sample) if sample > 0 else None
@@ -400,8 +400,6 @@ def run(args) -> int:
         print(f"wrote {path}")
         return 0
     if args.default_build:
-        from .default_build import print_default_build, run_default_build
-
         payload = run_default_build(args.corpus, args.work)
         print_default_build(payload, write_result(args.out, "bench-index-default-build", payload))
         return 0
