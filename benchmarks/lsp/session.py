@@ -76,7 +76,8 @@ def _rss_sampler(pid: int, peak: list[float], stop: list[bool]):
         time.sleep(0.05)
 
 
-async def _session(index: Path, root: Path, workdir: Path, query_embedding: str) -> tuple[_Client, list[float], list[bool]]:
+async def _session(index: Path, root: Path, workdir: Path, query_embedding: str,
+                   model: str = "") -> tuple[_Client, list[float], list[bool]]:
     """A started server on `root` with empty caches (exported and trained models shared), its model warmed with
     a small document outside `root` as an editor session would have; RSS sampled from the start."""
     import threading
@@ -95,7 +96,8 @@ async def _session(index: Path, root: Path, workdir: Path, query_embedding: str)
     sampler.start()
     await client.initialize_async(lsp.InitializeParams(
         capabilities=lsp.ClientCapabilities(), root_uri=root.as_uri(),
-        initialization_options={"indexPath": str(index), "debounceMs": 0, "queryEmbedding": query_embedding}))
+        initialization_options={"indexPath": str(index), "debounceMs": 0, "queryEmbedding": query_embedding,
+                                **({"model": model} if model else {})}))
     client.initialized(lsp.InitializedParams())
     warm = Path(tempfile.mkdtemp(prefix="warm-", dir=workdir)) / "warm.tex"
     warm.write_text(make_draft(1, seed=99))
@@ -111,10 +113,11 @@ async def _close(client: _Client, stop: list[bool]) -> None:
     await client.stop()
 
 
-async def measure_project(index: Path, opened: Path, root_file: Path, workdir: Path, query_embedding: str) -> dict:
+async def measure_project(index: Path, opened: Path, root_file: Path, workdir: Path, query_embedding: str,
+                          model: str = "") -> dict:
     """A real multi-file paper: open one of its files, time its own findings (published first) and
     the whole project's (the root file's publication)."""
-    client, peak, stop = await _session(index, opened.parent, workdir, query_embedding)
+    client, peak, stop = await _session(index, opened.parent, workdir, query_embedding, model)
     t0 = time.perf_counter()
     text = opened.read_text(encoding="utf-8", errors="replace")
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(opened.as_uri(), "latex", 1, text)))
@@ -128,10 +131,11 @@ async def measure_project(index: Path, opened: Path, root_file: Path, workdir: P
             "whole_project_diagnostics_ms": whole * 1000, "peak_rss_mb": peak[0] / 2**20}
 
 
-async def measure_size(index: Path, pages: int, typing_seconds: float, workdir: Path, query_embedding: str) -> dict:
+async def measure_size(index: Path, pages: int, typing_seconds: float, workdir: Path, query_embedding: str,
+                       model: str = "") -> dict:
     root = workdir / f"draft{pages}"
     root.mkdir(exist_ok=True)
-    client, peak, stop = await _session(index, root, workdir, query_embedding)
+    client, peak, stop = await _session(index, root, workdir, query_embedding, model)
     path = root / "main.tex"
     text = make_draft(pages)
     path.write_text(text)
