@@ -72,6 +72,10 @@ class Bench:
         from ...llm.select import make_llm
 
         name = getattr(self.args, "fluency_model", None)
+        if name == "none":
+            from ...llm.base import LLMUnavailable
+
+            raise LLMUnavailable("--fluency-model none")
         if not name or name == self.args.model:
             return self.llm()
         if self._fluency is None:

@@ -152,7 +152,9 @@ async def measure_size(index: Path, pages: int, typing_seconds: float, workdir: 
     last_key = time.perf_counter()
     backlog = await _wait(client, uri, version) - last_key
     without_llm = peak[0]
+    cpu_before = _cpu_seconds(client._server.pid)
     novelty_ms = await _novelty_check(client, uri, target)
+    novelty_cpu = _cpu_seconds(client._server.pid) - cpu_before
     await asyncio.sleep(0.3)  # one more RSS sample after the LLM's answers
     await _close(client, stop)
     third = len(hovers) // 3
@@ -166,7 +168,17 @@ async def measure_size(index: Path, pages: int, typing_seconds: float, workdir: 
             "typing_hover_ms_p50_last_third": _percentile(hovers[-third:], 50) if third else None,
             "last_keystroke_to_diagnostics_ms": backlog * 1000, "debounce_ms_while_typing": 300,
             "peak_rss_mb": without_llm / 2**20, "novelty_check_ms": novelty_ms,
+            "novelty_check_cpu_s": novelty_cpu if novelty_ms is not None else None,
             "peak_rss_llm_loaded_mb": peak[0] / 2**20}
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of the server so far: unlike wall time, barely moved by other processes'
+    load, so a busy machine's run still says what the work costs (about wall x threads at rest)."""
+    import psutil
+
+    times = psutil.Process(pid).cpu_times()
+    return times.user + times.system
 
 
 def _percentile(seconds: list[float], q: float) -> float | None:
