@@ -89,8 +89,11 @@ def _lsp(d: dict) -> dict[str, Value]:
     row = d["rows"][0]
     if row.get("novelty_check_ms") is None:
         return {}
-    return {"novelty_check_s": Value(row["novelty_check_ms"] / 1000, 1),
-            "server_rss_mb": Value(row["peak_rss_llm_loaded_mb"], 1)}
+    out = {"novelty_check_s": Value(row["novelty_check_ms"] / 1000, 1),
+           "server_rss_mb": Value(row["peak_rss_llm_loaded_mb"], 1)}
+    if row.get("novelty_check_cpu_s") is not None:
+        out["novelty_check_cpu_s"] = Value(row["novelty_check_cpu_s"], 1)
+    return out
 
 
 def _rinobench(d: dict) -> dict[str, Value]:
@@ -185,31 +188,32 @@ READERS: dict[str, tuple[Callable[[dict], str], Callable[[dict], dict[str, Value
     "judges-revision-latency": (lambda d: d["model"], _revision_latency),
 }
 
-# measure key -> (what the docs table says, its unit or scale, the better direction)
-MEASURES: dict[str, tuple[str, str]] = {
-    "prompt_tps_raw": ("prompt evaluation, raw llama.cpp (tokens/s)", "higher"),
-    "prompt_tps_warm": ("prompt evaluation, peerlint warm (tokens/s)", "higher"),
-    "generate_tps": ("generation, peerlint (tokens/s)", "higher"),
-    "reused_tokens": ("prompt tokens reused from the KV cache", "higher"),
-    "novelty_check_s": ("Check novelty, one paragraph (s)", "lower"),
-    "server_rss_mb": ("server RSS with the judge loaded (MB)", "lower"),
-    "revision_save_s": ("revision verdicts after a save (s)", "lower"),
-    "rino_mae_tokenprob": ("RINoBench MAE, token probabilities", "lower"),
-    "rino_f1_tokenprob": ("RINoBench macro-F1, token probabilities", "higher"),
-    "rino_answered_json": ("RINoBench answers parsed, JSON", "higher"),
-    "rev_win_rag": ("revisions win rate, A.1 with RAG", "higher"),
-    "rev_win_norag": ("revisions win rate, A.2 without RAG", "higher"),
-    "acc_auroc_llm": ("acceptance AUROC, A.1 with RAG", "higher"),
-    "acc_auroc_llm_prior": ("acceptance AUROC, LLM + label-free prior", "higher"),
-    "venue_acc_llm": ("venue accuracy, A.5 (3 venues)", "higher"),
-    "schnovel_zero-shot": ("SchNovel accuracy, zero-shot", "higher"),
-    "schnovel_zero-shot_bias": ("SchNovel position bias, zero-shot", "lower"),
-    "schnovel_rag-novelty": ("SchNovel accuracy, RAG-Novelty", "higher"),
-    "schnovel_rag-novelty_bias": ("SchNovel position bias, RAG-Novelty", "lower"),
-    "tournament_auroc": ("tournament AUROC, accepted vs rejected", "higher"),
-    "tournament_pairs": ("tournament mixed-pair accuracy", "higher"),
-    "nova_llm_acc": ("NOVA check, LLM on all 10 neighbours: ideas right", "higher"),
-    "nova_same_gap": ("NOVA p(same) at similarity >= 0.9 minus at < 0.6", "higher"),
+# measure key -> (what the docs table says, the better direction, decimals shown)
+MEASURES: dict[str, tuple[str, str, int]] = {
+    "prompt_tps_raw": ("prompt evaluation, raw llama.cpp (tokens/s)", "higher", 1),
+    "prompt_tps_warm": ("prompt evaluation, peerlint warm (tokens/s)", "higher", 1),
+    "generate_tps": ("generation, peerlint (tokens/s)", "higher", 1),
+    "reused_tokens": ("prompt tokens reused from the KV cache", "higher", 0),
+    "novelty_check_s": ("Check novelty, one paragraph (s)", "lower", 1),
+    "novelty_check_cpu_s": ("Check novelty, server CPU seconds", "lower", 1),
+    "server_rss_mb": ("server RSS with the judge loaded (MB)", "lower", 0),
+    "revision_save_s": ("revision verdicts after a save (s)", "lower", 1),
+    "rino_mae_tokenprob": ("RINoBench MAE, token probabilities", "lower", 3),
+    "rino_f1_tokenprob": ("RINoBench macro-F1, token probabilities", "higher", 3),
+    "rino_answered_json": ("RINoBench answers parsed, JSON", "higher", 0),
+    "rev_win_rag": ("revisions win rate, A.1 with RAG", "higher", 3),
+    "rev_win_norag": ("revisions win rate, A.2 without RAG", "higher", 3),
+    "acc_auroc_llm": ("acceptance AUROC, A.1 with RAG", "higher", 3),
+    "acc_auroc_llm_prior": ("acceptance AUROC, LLM + label-free prior", "higher", 3),
+    "venue_acc_llm": ("venue accuracy, A.5 (3 venues)", "higher", 3),
+    "schnovel_zero-shot": ("SchNovel accuracy, zero-shot", "higher", 3),
+    "schnovel_zero-shot_bias": ("SchNovel position bias, zero-shot", "lower", 3),
+    "schnovel_rag-novelty": ("SchNovel accuracy, RAG-Novelty", "higher", 3),
+    "schnovel_rag-novelty_bias": ("SchNovel position bias, RAG-Novelty", "lower", 3),
+    "tournament_auroc": ("tournament AUROC, accepted vs rejected", "higher", 3),
+    "tournament_pairs": ("tournament mixed-pair accuracy", "higher", 3),
+    "nova_llm_acc": ("NOVA check, LLM on all 10 neighbours: ideas right", "higher", 3),
+    "nova_same_gap": ("NOVA p(same) at similarity >= 0.9 minus at < 0.6", "higher", 3),
 }
 
 
@@ -237,11 +241,11 @@ def summarise(paths: list[Path], archive_name: Callable[[Path], str] = lambda p:
         for key, value in values.items():
             found[(key, model)] = (value, archive_name(path), data.get("command", []), bench)
     rows = []
-    for key, (label, better) in MEASURES.items():
+    for key, (label, better, decimals) in MEASURES.items():
         cells = {m: found[(key, m)] for m in MODELS if (key, m) in found}
         if not cells:
             continue
-        rows.append({"measure": key, "label": label, "better": better,
+        rows.append({"measure": key, "label": label, "better": better, "decimals": decimals,
                      "values": {m: round(v.value, 4) for m, (v, *_rest) in cells.items()},
                      "n": {m: v.n for m, (v, *_rest) in cells.items()},
                      "ci95": {m: [round(x, 3) for x in v.interval] for m, (v, *_rest) in cells.items() if v.interval},
@@ -253,7 +257,13 @@ def summarise(paths: list[Path], archive_name: Callable[[Path], str] = lambda p:
             "rows": rows}
 
 
+def fmt(value: float, decimals: int = 3) -> str:
+    """A table cell's number as the docs show it."""
+    return f"{value:.{decimals}f}"
+
+
 def markdown(summary: dict[str, Any]) -> str:
+    """The docs table: one row per measure, each model's value with its 95 % interval, the sample sizes."""
     names = list(summary["models"])
     lines = ["| measure | " + " | ".join(names) + " | sample |", "|---|" + "---|" * (len(names) + 1)]
     for row in summary["rows"]:
@@ -261,10 +271,25 @@ def markdown(summary: dict[str, Any]) -> str:
         for m in names:
             v = row["values"].get(m)
             ci = row["ci95"].get(m)
-            cells.append("-" if v is None else (f"{v:g}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")))
+            cells.append("-" if v is None else (fmt(v, row["decimals"]) + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")))
         n = sorted({x for x in row["n"].values() if x is not None})
         lines.append(f"| {row['label']} | " + " | ".join(cells) + f" | {', '.join(map(str, n)) or '-'} |")
     return "\n".join(lines)
+
+
+def expected(summary: dict[str, Any], page: str, results: str) -> str:
+    """results/expected/*.yaml for tests/test_docs.py: every value of the docs table, where the JSON has it."""
+    out = [f"# Expected results (see schnovel.yaml for how they are checked): {page}'s comparison table,",
+           "# written by `python -m peerlint.benchmarks.judges.compare summary ... --expected`.",
+           "benchmark: the judge comparison (issue 34)", f"page: {page}",
+           "command: python -m peerlint.benchmarks.judges.compare summary RUNS --out results/latest/judges.json",
+           "checks:"]
+    for row in summary["rows"]:
+        out += ["  - table: measure", f"    row: {json.dumps(row['label'])}", f"    results: {results}", "    values:"]
+        for m, v in row["values"].items():
+            path = f"rows[measure={row['measure']}].values[{json.dumps(m)}]"
+            out.append(f"      - {{column: {json.dumps(m)}, path: {json.dumps(path)}, expect: \"{fmt(v, row['decimals'])}\"}}")
+    return "\n".join(out) + "\n"
 
 
 # -- the revision verdicts' latency with a given LM -----------------------------------------------------
@@ -296,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     summ.add_argument("runs", nargs="+", type=Path)
     summ.add_argument("--out", type=Path, required=True)
     summ.add_argument("--markdown", action="store_true", help="also print the docs table")
+    summ.add_argument("--expected", type=Path, help="also write the docs test's expected-results YAML here")
     args = parser.parse_args(argv)
     if args.command == "revision-latency":
         print(f"wrote {revision_latency(args.model, args.pages, args.out)}")
@@ -316,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {args.out}")
     if args.markdown:
         print(markdown(summary))
+    if args.expected:
+        args.expected.write_text(expected(summary, "docs/benchmarks/judges.md", args.out.name), encoding="utf-8")
+        print(f"wrote {args.expected}")
     return 0
 
 
