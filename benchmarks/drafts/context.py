@@ -47,6 +47,7 @@ class Bench:
     _llm: object = None
     _cached: bool | None = None
     _scorer: DraftScorer | None = None
+    _fluency: object = None
     llm_calls: int = 0
     llm_seconds: float = 0.0
     _paper_vectors: np.ndarray | None = None
@@ -63,6 +64,23 @@ class Bench:
         if self._llm is None or self._cached != cache:
             self._llm, self._cached = select.make_llm(self.args.backend, self.args.model, cache=cache), cache
         return self._llm
+
+    def fluency_llm(self):
+        """The LM whose log-likelihoods are the fluency features (revisions model, acceptance prior):
+        `--fluency-model`, else the judge (`--model`). A judge comparison keeps it fixed, so that only
+        the judge's ratings differ between runs (and a 1.5B model need not score 1,200 sentences)."""
+        from ...llm.select import make_llm
+
+        name = getattr(self.args, "fluency_model", None)
+        if name == "none":
+            from ...llm.base import LLMUnavailable
+
+            raise LLMUnavailable("--fluency-model none")
+        if not name or name == self.args.model:
+            return self.llm()
+        if self._fluency is None:
+            self._fluency = make_llm("embedded", name)
+        return self._fluency
 
     def scorer(self, cache: bool = True) -> DraftScorer:
         llm = self.llm(cache)
@@ -116,12 +134,16 @@ class Bench:
         llm = self._llm
         return f"{getattr(llm, 'name', '?')}:{getattr(llm, 'model', '?')}" if llm is not None else "-"
 
+    def fluency_name(self) -> str:
+        llm = getattr(self, "_fluency", None)
+        return f"{getattr(llm, 'name', '?')}:{getattr(llm, 'model', '?')}" if llm is not None else self.model_name()
+
     # -- output -----------------------------------------------------------------------------
     def report(self, suite: str, dataset: dict, tables: list[tuple[str, list[str], list[list]]], payload: dict) -> Path:
         for title, headers, rows in tables:
             print_table(rows, headers, title=title)
         record = {"suite": suite, "dataset": dataset, "corpus": self.sources, "index": str(self.index.root),
-                  "llm": self.model_name(), "llm_calls": self.llm_calls, "llm_seconds": round(self.llm_seconds, 1),
+                  "llm": self.model_name(), "fluency_llm": self.fluency_name(), "llm_calls": self.llm_calls, "llm_seconds": round(self.llm_seconds, 1),
                   "limit": self.args.limit, **payload}
         path = write_result(self.args.out, f"drafts-{suite}", record)
         print(f"wrote {path}", flush=True)

@@ -106,7 +106,7 @@ def fit_and_measure(bench: Bench, eval_pairs: list[EditPair], eval_name: str,
     """(scores per candidate on the evaluation pairs, table rows, info); `save` writes the chosen model
     (the same fit whatever the evaluation file: only its recorded dev number would differ)."""
     train = load_pairs(ARXIVEDITS / "train.json")
-    reader = FeatureReader(bench.llm(), embed=lambda texts: bench.embed(texts))
+    reader = FeatureReader(bench.fluency_llm(), embed=lambda texts: bench.embed(texts))
     names = tuple(dict.fromkeys(n for c in CANDIDATES.values() for n in c))
     start = time.perf_counter()
     Xt, Xe = design(reader, train, names), design(reader, eval_pairs, names)
@@ -169,7 +169,7 @@ def diff_suite(bench: Bench, pairs: list[EditPair], eval_name: str) -> None:
     if model is None:
         raise BenchError("no revisions model in analyzers/drafts/data/revisions_model.npz: run "
                          "`peerlint bench drafts --suite revisions` first (it trains and writes it)")
-    judge = RevisionJudge(model, FeatureReader(bench.llm(), embed=lambda texts: bench.embed(texts)))
+    judge = RevisionJudge(model, FeatureReader(bench.fluency_llm(), embed=lambda texts: bench.embed(texts)))
     with tempfile.TemporaryDirectory(prefix="peerlint-diff-bench-") as tmp:
         start = time.perf_counter()
         result = diff_project(write_repository(Path(tmp) / "repo", pairs), judge)

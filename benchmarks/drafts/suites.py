@@ -181,7 +181,7 @@ def _fluency(bench: Bench, dev: list[EditPair]) -> tuple[dict, dict]:
     """Fluency rows: SmolLM2's log-likelihood of each raw sentence after a neutral prompt, per normalisation."""
     start = time.perf_counter()
     try:
-        dev_ll = [logliks(bench.llm(), [getattr(p, side) for p in dev]) for side in ("after", "before")]
+        dev_ll = [logliks(bench.fluency_llm(), [getattr(p, side) for p in dev]) for side in ("after", "before")]
     except LLMUnavailable as exc:
         return {}, {"skipped": f"fluency rows skipped: {exc}"}
     scores = {f"fluency ({name}, SmolLM2)": tuple(np.array([ll.per_token(pw) for ll in lls]) for lls in dev_ll)
@@ -613,7 +613,7 @@ def _label_free(bench: Bench, papers: list[Paper], X: np.ndarray, year: int) -> 
             log(f"acceptance: fluency of {done}/{total} abstracts")
 
     try:
-        fluency = FluencyScore(bench.llm(), progress=progress)
+        fluency = FluencyScore(bench.fluency_llm(), progress=progress)
     except LLMUnavailable as exc:
         info["fluency"] = f"skipped: {exc}"
         return {topicality_row: np.asarray(topical(texts), float)}, info

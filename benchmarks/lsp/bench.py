@@ -34,6 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "findings, published first, and to the whole project's")
     parser.add_argument("--query-embedding", choices=["exact", "int8"], default="int8",
                         help="the server's queryEmbedding setting (default: int8, the product's default)")
+    parser.add_argument("--model", default="",
+                        help="the server's `model` setting: the judge *Check novelty* loads (a packaged model, a .gguf "
+                             "file or an Ollama model; default: the default judge)")
     parser.add_argument("--out", type=Path, default=None, help=RESULTS_HELP)
 
 
@@ -49,8 +52,10 @@ def run(args) -> int:
     index = args.index or default_index_path()
     pages = [int(p) for p in str(args.pages).split(",") if p.strip()]
     with tempfile.TemporaryDirectory(prefix="peerlint-bench-lsp-") as tmp:
-        rows = [asyncio.run(measure_size(index, p, args.typing_seconds, Path(tmp), args.query_embedding)) for p in pages]
-        projects = [asyncio.run(measure_project(index, f.resolve(), find_root(f.resolve()), Path(tmp), args.query_embedding))
+        rows = [asyncio.run(measure_size(index, p, args.typing_seconds, Path(tmp), args.query_embedding,
+                                                 args.model)) for p in pages]
+        projects = [asyncio.run(measure_project(index, f.resolve(), find_root(f.resolve()), Path(tmp), args.query_embedding,
+                                                      args.model))
                     for f in args.project]
     headers = ["pages", "first screen ms", "whole draft ms", "re-diag ms (median)", "hover while typing p50 / p99 ms",
                "hover p50 first / last third ms", "last key → diag ms", "peak RSS MB", "with the LLM loaded MB"]
@@ -64,6 +69,7 @@ def run(args) -> int:
                       f"{r['whole_project_diagnostics_ms']:.0f}", f"{r['peak_rss_mb']:.0f}"] for r in projects],
                     ["project", "opened", "opened file diag ms", "whole project diag ms", "peak RSS MB"])
     path = write_result(args.out, "lsp", {"index": str(index), "query_embedding": args.query_embedding,
+                                          "model": args.model or "(default judge)",
                                           "rows": rows, "projects": projects,
                                           "dataset": "drafts assembled from shuffled shipped abstracts"
                                           + (" and real papers' LaTeX sources" if projects else "")})

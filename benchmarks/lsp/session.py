@@ -77,7 +77,8 @@ def _rss_sampler(pid: int, peak: list[float], stop: list[bool]):
         time.sleep(0.05)
 
 
-async def _session(index: Path, root: Path, workdir: Path, query_embedding: str) -> tuple[_Client, list[float], list[bool]]:
+async def _session(index: Path, root: Path, workdir: Path, query_embedding: str,
+                   model: str = "") -> tuple[_Client, list[float], list[bool]]:
     """A started server on `root` with empty caches (exported and trained models shared), its model warmed with
     a small document outside `root` as an editor session would have; RSS sampled from the start."""
     import threading
@@ -95,7 +96,8 @@ async def _session(index: Path, root: Path, workdir: Path, query_embedding: str)
     sampler.start()
     await client.initialize_async(lsp.InitializeParams(
         capabilities=lsp.ClientCapabilities(), root_uri=root.as_uri(),
-        initialization_options={"indexPath": str(index), "debounceMs": 0, "queryEmbedding": query_embedding}))
+        initialization_options={"indexPath": str(index), "debounceMs": 0, "queryEmbedding": query_embedding,
+                                **({"model": model} if model else {})}))
     client.initialized(lsp.InitializedParams())
     warm = Path(tempfile.mkdtemp(prefix="warm-", dir=workdir)) / "warm.tex"
     warm.write_text(make_draft(1, seed=99))
@@ -111,10 +113,11 @@ async def _close(client: _Client, stop: list[bool]) -> None:
     await client.stop()
 
 
-async def measure_project(index: Path, opened: Path, root_file: Path, workdir: Path, query_embedding: str) -> dict:
+async def measure_project(index: Path, opened: Path, root_file: Path, workdir: Path, query_embedding: str,
+                          model: str = "") -> dict:
     """A real multi-file paper: open one of its files, time its own findings (published first) and
     the whole project's (the root file's publication)."""
-    client, peak, stop = await _session(index, opened.parent, workdir, query_embedding)
+    client, peak, stop = await _session(index, opened.parent, workdir, query_embedding, model)
     t0 = time.perf_counter()
     text = opened.read_text(encoding="utf-8", errors="replace")
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(opened.as_uri(), "latex", 1, text)))
@@ -128,10 +131,11 @@ async def measure_project(index: Path, opened: Path, root_file: Path, workdir: P
             "whole_project_diagnostics_ms": whole * 1000, "peak_rss_mb": peak[0] / 2**20}
 
 
-async def measure_size(index: Path, pages: int, typing_seconds: float, workdir: Path, query_embedding: str) -> dict:
+async def measure_size(index: Path, pages: int, typing_seconds: float, workdir: Path, query_embedding: str,
+                       model: str = "") -> dict:
     root = workdir / f"draft{pages}"
     root.mkdir(exist_ok=True)
-    client, peak, stop = await _session(index, root, workdir, query_embedding)
+    client, peak, stop = await _session(index, root, workdir, query_embedding, model)
     path = root / "main.tex"
     text = make_draft(pages)
     path.write_text(text)
@@ -148,7 +152,9 @@ async def measure_size(index: Path, pages: int, typing_seconds: float, workdir: 
     last_key = time.perf_counter()
     backlog = await _wait(client, uri, version) - last_key
     without_llm = peak[0]
+    cpu_before = _cpu_seconds(client._server.pid)
     novelty_ms = await _novelty_check(client, uri, target)
+    novelty_cpu = _cpu_seconds(client._server.pid) - cpu_before
     await asyncio.sleep(0.3)  # one more RSS sample after the LLM's answers
     await _close(client, stop)
     third = len(hovers) // 3
@@ -162,7 +168,17 @@ async def measure_size(index: Path, pages: int, typing_seconds: float, workdir: 
             "typing_hover_ms_p50_last_third": _percentile(hovers[-third:], 50) if third else None,
             "last_keystroke_to_diagnostics_ms": backlog * 1000, "debounce_ms_while_typing": 300,
             "peak_rss_mb": without_llm / 2**20, "novelty_check_ms": novelty_ms,
+            "novelty_check_cpu_s": novelty_cpu if novelty_ms is not None else None,
             "peak_rss_llm_loaded_mb": peak[0] / 2**20}
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of the server so far: unlike wall time, barely moved by other processes'
+    load, so a busy machine's run still says what the work costs (about wall x threads at rest)."""
+    import psutil
+
+    times = psutil.Process(pid).cpu_times()
+    return times.user + times.system
 
 
 def _percentile(seconds: list[float], q: float) -> float | None:
