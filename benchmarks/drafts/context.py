@@ -17,6 +17,7 @@ from ...retrieval.retriever import Retriever
 from ...types import text_hash
 from ...index.papers import Paper
 from ..harness.results import print_table, write_result
+from ...llm.base import LLMUnavailable
 from ...llm import select  # `select.make_llm` at call time: tests and benches put their own LLM there
 
 FORTUNES = Path("/usr/share/games/fortunes")
@@ -69,17 +70,13 @@ class Bench:
         """The LM whose log-likelihoods are the fluency features (revisions model, acceptance prior):
         `--fluency-model`, else the judge (`--model`). A judge comparison keeps it fixed, so that only
         the judge's ratings differ between runs (and a 1.5B model need not score 1,200 sentences)."""
-        from ...llm.select import make_llm
-
         name = getattr(self.args, "fluency_model", None)
         if name == "none":
-            from ...llm.base import LLMUnavailable
-
             raise LLMUnavailable("--fluency-model none")
         if not name or name == self.args.model:
             return self.llm()
         if self._fluency is None:
-            self._fluency = make_llm("embedded", name)
+            self._fluency = select.make_llm("embedded", name)
         return self._fluency
 
     def scorer(self, cache: bool = True) -> DraftScorer:

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ...llm.models import MODELS
+from ..drafts.revisions import editor_latency
+from ..harness.results import REPO, print_table, write_result
 
 Z95 = 1.959964
 
@@ -297,8 +299,6 @@ def revision_latency(model: str, pages: int, out: Path | None) -> Path:
     """`editor_latency` with `model` as the embedded LM the revision judge loads (it takes the default
     model: `$PEERLINT_MODEL` for a packaged name, `$PEERLINT_GGUF` for a file)."""
     os.environ["PEERLINT_MODEL" if model in MODELS else "PEERLINT_GGUF"] = model
-    from ..drafts.revisions import editor_latency
-    from ..harness.results import print_table, write_result
 
     rows, seconds = editor_latency(pages)
     print_table(rows, ["save", "s", "sentences scored", "revision-weaker findings"],
@@ -326,7 +326,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "revision-latency":
         print(f"wrote {revision_latency(args.model, args.pages, args.out)}")
         return 0
-    from ..harness.results import REPO
 
     def archived(p: Path) -> str:
         try:
