@@ -53,3 +53,13 @@ def vector_index(index_path):
     from peerlint.index.store import open_index
 
     return open_index(index_path)
+
+
+def score_each(llm, engine, prompts, choices, system) -> tuple[list, list[int]]:
+    """Each prompt's scores from `llm` in turn, and the prompt tokens `engine` reused from the call before."""
+    scores, reused = [], []
+    for prompt in prompts:
+        before = engine.reused_tokens
+        scores.append(llm.score(prompt, choices, system=system))
+        reused.append(engine.reused_tokens - before)
+    return scores, reused

@@ -8,6 +8,7 @@ import sys
 import threading
 
 import pytest
+from conftest import score_each
 from llm_fixtures import RATING_PROMPT, SCHEMA, SMALL, needs_model
 from llm_fixtures import embedded  # noqa: F401  (pytest fixtures)
 
@@ -143,11 +144,7 @@ def test_shared_prompt_prefixes_are_reused_and_change_no_answer(embedded):
     system = "You rate scientific paragraphs for clarity, rigour and the evidence they give. " * 10
     choices = [str(i) for i in range(1, 11)]
     prompts = [f"Paragraph {i}: we train dual encoders with hard negatives ({i} epochs). Rate it 1-10." for i in range(3)]
-    warm, reused = [], []
-    for p in prompts:
-        before = engine.reused_tokens
-        warm.append(embedded.score(p, choices, system=system))
-        reused.append(engine.reused_tokens - before)
+    warm, reused = score_each(embedded, engine, prompts, choices, system)
     assert reused[1] >= 2 * BLOCK and reused[1] % BLOCK == 0 and reused[2] == reused[1]
     cold = []
     for p in prompts:

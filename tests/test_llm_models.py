@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import score_each
 from peerlint.llm import models
 from peerlint.llm.base import GenerateParams
 from peerlint.llm.embedded import EmbeddedLLM, choose_gguf
@@ -252,11 +253,7 @@ def test_qwen_ends_its_turn_at_its_own_stop_token_and_reuses_shared_prefixes():
     system = "You rate scientific paragraphs for clarity, rigour and the evidence they give. " * 4
     choices = [str(i) for i in range(1, 11)]
     prompts = [f"Paragraph {i}: we train dual encoders with hard negatives ({i} epochs). Rate it 1-10." for i in range(2)]
-    warm, reused = [], []
-    for p in prompts:
-        before = engine.reused_tokens
-        warm.append(llm.score(p, choices, system=system))
-        reused.append(engine.reused_tokens - before)
+    warm, reused = score_each(llm, engine, prompts, choices, system)
     assert reused[1] >= 2 * BLOCK and reused[1] % BLOCK == 0
     engine.llm.n_tokens = 0  # forget the KV cache
     assert llm.score(prompts[1], choices, system=system) == warm[1]
