@@ -53,11 +53,10 @@ def run_default_build(corpus: Sequence[Path] | None, work: Path | None) -> dict[
     """Build into a fresh temporary folder, removed afterwards; with `work`, into WORK/default-index (emptied
     first), kept for later benches (`PEERLINT_INDEX=WORK/default-index`)."""
     load_before = [round(x, 2) for x in os.getloadavg()]
-    tmp = Path(tempfile.mkdtemp(prefix="peerlint-default-build-"))
-    if work is not None:
-        shutil.rmtree(work / "default-index", ignore_errors=True)
+    tmp = Path(tempfile.mkdtemp(prefix="peerlint-default-build-")) if work is None else None
+    index = tmp / "index" if tmp is not None else work / "default-index"
+    shutil.rmtree(index, ignore_errors=True)
     try:
-        index = tmp / "index" if work is None else work / "default-index"
         argv = [*_peerlint(), "index", "build", "--index", str(index), "--quiet", "--json"]
         if corpus:
             argv += ["--corpus", *map(str, corpus)]
@@ -68,7 +67,8 @@ def run_default_build(corpus: Sequence[Path] | None, work: Path | None) -> dict[
         searches = [round(_run([*_peerlint(), "search", QUERY, "--index", str(index), "--json"])[0], 2)
                     for _ in range(SEARCHES)]
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
     return {"dataset": {"corpus": [str(c) for c in corpus] if corpus else "the shipped corpus (index/data)",
                         "query": QUERY},
             "load_average": {"before": load_before, "after": [round(x, 2) for x in os.getloadavg()]},
