@@ -150,8 +150,8 @@ def test_leaving_papers_out_of_the_field_models_is_exact(with_lexicon):
     if with_lexicon:
         assert np.allclose(timeline.design_row(P[5], texts[5]), D[5], atol=1e-5)
     fit = timeline._ridge("year", ("neurips",), 2015)
-    drop = [int(i) for i in np.nonzero(fit.rows)[0][:2]]
-    rows = np.nonzero(fit.rows)[0]
+    drop = [int(i) for i in fit.idx[:2]]
+    rows = fit.idx
     keep = np.array([i for i in rows if i not in drop])
     X = np.hstack([D[keep].astype(np.float64), np.ones((len(keep), 1))])
     penalty = np.diag(np.r_[np.full(D.shape[1], RIDGE["year"]), 1e-6])

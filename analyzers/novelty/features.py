@@ -25,10 +25,12 @@ together date a paper better than either alone.
 from __future__ import annotations
 
 import contextlib
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
 
 FEATURES = ("knn_year", "wknn_year", "profile_year", "field_profile_year", "contemporary",
             "field_is_latest", "field_year", "density")
@@ -36,6 +38,8 @@ WINDOW = 10  # SchNovel's largest gap
 TOP_PER_YEAR = 5
 RIDGE = {"is_latest": 10.0, "year": 3.0}
 LEXICAL_DIM = 256
+GRAMS_KEPT = 96  # per-(venue, year) Gram matrices kept (float32, 1.6 MB each at 641 dimensions): a field's ten-year window several times over
+RIDGES_KEPT = 16  # fitted ridge models kept (callers ask in (field, cutoff) order)
 
 
 def one_blas_thread():
@@ -84,13 +88,46 @@ def _unit(rows: np.ndarray) -> np.ndarray:
 
 @dataclass
 class _Ridge:
-    """A ridge fit kept as (X^T X + L)^-1 and X^T y, so any two training rows can be left out exactly."""
+    """A ridge fit kept as the Cholesky factor of X^T X + L and X^T y, so any two training rows can be
+    left out exactly."""
 
-    rows: np.ndarray  # bool over papers: used in the fit
-    target: np.ndarray  # float over papers (meaningful where rows)
-    G: np.ndarray
+    kind: str
+    cutoff: int
+    idx: np.ndarray  # the papers in the fit, sorted
+    factor: tuple  # scipy.linalg.cho_factor of X^T X + L
     b: np.ndarray
+    w: np.ndarray  # the weights with every row in
     scale: float  # std of the fitted values, so scores from different fits are comparable
+
+    def target(self, years: np.ndarray) -> np.ndarray:
+        """What the fit predicts for papers of these years."""
+        if self.kind == "is_latest":
+            return (np.asarray(years) == self.cutoff).astype(np.float64)
+        return (np.asarray(years) - self.cutoff).astype(np.float64)
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        return cho_solve(self.factor, rhs)
+
+    def holds(self, i: int) -> bool:
+        j = int(np.searchsorted(self.idx, i))
+        return j < len(self.idx) and int(self.idx[j]) == i
+
+
+class _Bounded(OrderedDict):
+    """A dict that forgets its least recently used entries beyond `size`."""
+
+    def __init__(self, size: int):
+        super().__init__()
+        self.size = size
+
+    def get_or(self, key, make):
+        if key in self:
+            self.move_to_end(key)
+            return self[key]
+        value = self[key] = make()
+        while len(self) > self.size:
+            self.popitem(last=False)
+        return value
 
 
 class Timeline:
@@ -105,7 +142,11 @@ class Timeline:
         self.venues = np.array([str(v).lower() for v in venues], dtype=object)
         self._by_year = {int(y): np.nonzero(self.years == y)[0] for y in np.unique(self.years) if y >= 0}
         self._venue_mask: dict[tuple[str, ...], np.ndarray] = {}
-        self._ridges: dict[tuple, _Ridge | None] = {}
+        # Each fit is a sum of per-(venue, year) Gram matrices of the design rows (with an intercept
+        # column): a paper enters one Gram once, not every window of ten years it falls in, and
+        # only the most recently used Grams and fits stay in memory (each is (d+1)^2 floats).
+        self._grams = _Bounded(GRAMS_KEPT)
+        self._ridges = _Bounded(RIDGES_KEPT)
 
     @classmethod
     def of(cls, index, matrix: np.ndarray, lexicon: Lexicon | None = None) -> "Timeline":
@@ -206,36 +247,48 @@ class Timeline:
         w = self._weights(fit, exclude)
         return float((np.append(v, 1.0) @ w) / fit.scale)
 
+    def _gram(self, venue: str, year: int) -> np.ndarray:
+        """[X 1]^T [X 1] over the design rows of one venue's papers of one year: the last row and column
+        hold the column sums and, in the corner, the number of papers."""
+        def make():
+            rows = np.nonzero((self.venues == venue) & (self.years == year))[0]
+            X = np.hstack([self.design[rows].astype(np.float64), np.ones((len(rows), 1))])
+            return (X.T @ X).astype(np.float32)  # kept in half the bytes; sums of them are float64
+        return self._grams.get_or((venue, year), make)
+
     def _ridge(self, kind: str, field: tuple[str, ...], cutoff: int) -> _Ridge | None:
-        key = (kind, field, cutoff)
-        if key not in self._ridges:
-            rows = self.venue_mask(field) & (self.years <= cutoff) & (self.years >= cutoff - WINDOW)
-            if kind == "is_latest":
-                rows &= self.years != cutoff - 1  # the nearest pairs SchNovel asks are 2 years apart
-                target = (self.years == cutoff).astype(np.float64)
-            else:
-                target = (self.years - cutoff).astype(np.float64)
-            idx = np.nonzero(rows)[0]
-            if len(idx) < 20 or target[idx].std() == 0:
-                self._ridges[key] = None
-                return None
-            X = np.hstack([self.design[idx].astype(np.float64), np.ones((len(idx), 1))])
-            penalty = np.full(X.shape[1], RIDGE[kind])
-            penalty[-1] = 1e-6  # the intercept is not shrunk
-            G = np.linalg.inv(X.T @ X + np.diag(penalty))
-            b = X.T @ target[idx]
-            scale = float((X @ (G @ b)).std()) or 1.0
-            self._ridges[key] = _Ridge(rows, target, G, b, scale)
-        return self._ridges[key]
+        return self._ridges.get_or((kind, field, cutoff), lambda: self._fit_ridge(kind, field, cutoff))
+
+    def _fit_ridge(self, kind: str, field: tuple[str, ...], cutoff: int) -> _Ridge | None:
+        rows = self.venue_mask(field) & (self.years <= cutoff) & (self.years >= cutoff - WINDOW)
+        if kind == "is_latest":
+            rows &= self.years != cutoff - 1  # the nearest pairs SchNovel asks are 2 years apart
+        idx = np.nonzero(rows)[0]
+        if len(idx) < 20 or len(np.unique(self.years[idx] == cutoff if kind == "is_latest" else self.years[idx])) < 2:
+            return None
+        d = self.design.shape[1] + 1
+        A, b = np.zeros((d, d)), np.zeros(d)
+        for venue, year in sorted({(str(v), int(y)) for v, y in zip(self.venues[idx], self.years[idx])}):
+            gram = self._gram(venue, year)
+            A += gram
+            b += gram[:, -1] * (float(year == cutoff) if kind == "is_latest" else float(year - cutoff))
+        penalty = np.full(d, RIDGE[kind])
+        penalty[-1] = 1e-6  # the intercept is not shrunk
+        factor = cho_factor(A + np.diag(penalty))
+        w = cho_solve(factor, b)
+        n = A[-1, -1]
+        mean = A[-1] @ w / n  # of the fitted values X w, from the Gram alone
+        scale = float(np.sqrt(max(w @ A @ w / n - mean * mean, 0.0))) or 1.0
+        return _Ridge(kind, cutoff, idx, factor, b, w, scale)
 
     def _weights(self, fit: _Ridge, leave_out: Sequence[int]) -> np.ndarray:
         """Ridge weights without the `leave_out` rows (Woodbury: a rank-1 or rank-2 downdate)."""
-        drop = [int(i) for i in leave_out if 0 <= int(i) < len(fit.rows) and fit.rows[int(i)]]
+        drop = [int(i) for i in leave_out if fit.holds(int(i))]
         if not drop:
-            return fit.G @ fit.b
+            return fit.w
         R = np.hstack([self.design[drop].astype(np.float64), np.ones((len(drop), 1))])
-        b = fit.b - R.T @ fit.target[drop]
-        Gb, GR = fit.G @ b, fit.G @ R.T
+        b = fit.b - R.T @ fit.target(self.years[drop])
+        Gb, GR = fit.solve(b), fit.solve(R.T)
         return Gb + GR @ np.linalg.solve(np.eye(len(drop)) - R @ GR, R @ Gb)
 
 

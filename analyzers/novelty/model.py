@@ -156,19 +156,22 @@ def fit_model(newer: np.ndarray, older: np.ndarray) -> NoveltyModel:
 def pair_features(timeline: Timeline, vectors: Neighbours,
                   pairs: Sequence[tuple[Paper, Paper, Sequence[str]]], batch: int = 64) -> list[tuple[np.ndarray, np.ndarray]]:
     """FEATURES of both papers of each (newer, older, field venues) pair: at the pair's cutoff (the
-    newer year), in its field, each other left out.  Similarities are computed in batches."""
-    out = []
+    newer year), in its field, each other left out.  Similarities are computed in batches, and the
+    pairs are visited by field and cutoff, so each in-field ridge model is fitted once and then forgotten."""
+    order = sorted(range(len(pairs)), key=lambda i: (sorted(v.lower() for v in pairs[i][2]), pairs[i][0].year or 0))
+    out: list = [None] * len(pairs)
     with one_blas_thread():
-        for start in range(0, len(pairs), batch):
-            part = pairs[start:start + batch]
-            vecs = np.stack([vectors.vector(p) for newer, older, _ in part for p in (newer, older)])
+        for start in range(0, len(order), batch):
+            part = order[start:start + batch]
+            vecs = np.stack([vectors.vector(p) for i in part for p in pairs[i][:2]])
             sims = timeline.similarities(vecs)
-            for j, (newer, older, field_venues) in enumerate(part):
+            for j, i in enumerate(part):
+                newer, older, field_venues = pairs[i]
                 at = [vectors.index.id_to_idx.get(p.id) for p in (newer, older)]
-                rows = [i for i in at if i is not None]
-                out.append(tuple(timeline.features(vecs[2 * j + m], newer.year, field_venues, rows, sims[2 * j + m],
-                                                   timeline.design_row(vecs[2 * j + m], p.text, at[m]))
-                                 for m, p in enumerate((newer, older))))
+                rows = [r for r in at if r is not None]
+                out[i] = tuple(timeline.features(vecs[2 * j + m], newer.year, field_venues, rows, sims[2 * j + m],
+                                                 timeline.design_row(vecs[2 * j + m], p.text, at[m]))
+                               for m, p in enumerate((newer, older)))
     return out
 
 
@@ -191,8 +194,11 @@ def with_reference(model: NoveltyModel, timeline: Timeline, n: int = 300, seed: 
     pool = np.array([i for i, (v, y) in enumerate(zip(timeline.venues, timeline.years)) if y == newest[v]])
     chosen = np.random.default_rng(seed).choice(pool, size=min(n, len(pool)), replace=False) if len(pool) else []
     sims = timeline.similarities(timeline.P[chosen]) if len(chosen) else []
-    model.reference = np.sort([model.score(text_features(timeline, timeline.P[i], [int(i)], row, timeline.design[i])[0])
-                               for i, row in zip(chosen, sims)])
+    # visited by field, so each in-field ridge model is fitted once (the order does not change the scores)
+    fields = [timeline.field_of(timeline.P[i], [int(i)], sims=row) for i, row in zip(chosen, sims)]
+    order = sorted(range(len(chosen)), key=lambda j: fields[j])
+    model.reference = np.sort([model.score(text_features(timeline, timeline.P[chosen[j]], [int(chosen[j])], sims[j],
+                                                         timeline.design[chosen[j]])[0]) for j in order])
     return model
 
 
