@@ -13,6 +13,7 @@ place with an atomic rename. A wrong version is recomputed the same way.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -56,12 +57,15 @@ recent recently related research respectively result results second set show sho
 significantly simple specific state study studies studied suggest support task tasks three two type
 types use used uses using various way ways whole work works""".split())
 
+WORDS_REMEMBERED = 1 << 20  # distinct words whose stems are kept (~100 MB at most)
 _SEGMENT = re.compile(r"[.,;:!?()\[\]{}\"“”‘’/|\n]+")
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
+@functools.lru_cache(maxsize=WORDS_REMEMBERED)
 def _stem(word: str) -> str:
-    """A plural-only stemmer: enough for keyword matching, and the same on both sides."""
+    """A plural-only stemmer: enough for keyword matching, and the same on both sides (remembered:
+    a corpus repeats a few hundred thousand words tens of millions of times)."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes")):
@@ -89,28 +93,40 @@ def _content(token: str) -> bool:
     return len(token) > 1 and not token.isdigit() and token not in STOPWORDS
 
 
+@functools.lru_cache(maxsize=WORDS_REMEMBERED)
+def _content_stem(token: str) -> str:
+    """A content word's stem; "" for a stopword, a number or a single letter."""
+    return _stem(token) if _content(token) else ""
+
+
 def extract_keyphrases(text: str, n: int = EXTRACTED_PER_PAPER) -> list[str]:
     """The text's `n` best phrases: runs of content words cut at stopwords, 1-3 words, by frequency.
 
     A phrase scores its count times a bonus for length (specific phrases beat single words); a
     phrase inside a phrase already chosen is skipped.
     """
-    counts: Counter[tuple[str, ...]] = Counter()
-    first: dict[tuple[str, ...], int] = {}
+    grams: list[tuple[str, ...]] = []
+    places: list[int] = []  # where each gram starts, counted in words across runs
     position = 0
     for seg in _segments(text):
         run: list[str] = []
         for tok in seg + [""]:  # "" flushes the last run
-            if tok and _content(tok):
-                run.append(_stem(tok))
+            stem = _content_stem(tok)
+            if stem:
+                run.append(stem)
                 continue
-            for size in (1, 2, 3):
-                for i in range(len(run) - size + 1):
-                    gram = tuple(run[i : i + size])
-                    counts[gram] += 1
-                    first.setdefault(gram, position + i)
-            position += len(run) + 1
+            words = len(run)
+            if words:
+                grams += zip(run)
+                grams += zip(run, run[1:])
+                grams += zip(run, run[1:], run[2:])
+                places += range(position, position + words)
+                places += range(position, position + words - 1)
+                places += range(position, position + words - 2)
+            position += words + 1
             run = []
+    counts = Counter(grams)
+    first = dict(zip(reversed(grams), reversed(places)))  # the earliest place, written last
     bonus = {1: 1.0, 2: 2.0, 3: 2.5}
     ranked = sorted(counts, key=lambda g: (-counts[g] * bonus[len(g)], -len(g), first[g]))
     chosen: list[tuple[str, ...]] = []

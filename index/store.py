@@ -19,6 +19,9 @@ import json
 import os
 import re
 import sqlite3
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -472,11 +475,16 @@ def open_index(root: Path | str, embedder=None, read_ahead: bool = True) -> Vect
     return VectorIndex(Path(root), embedder, read_ahead)
 
 
-def new_graph(dim: int, vectors: int):
-    """An empty HNSW graph with the settings for an index of `vectors` vectors (int8 from LARGE_INDEX_VECTORS on)."""
+def graph_dtype(vectors: int) -> str:
+    """The scalars a graph of `vectors` vectors stores (int8 from LARGE_INDEX_VECTORS on)."""
+    return HNSW_LARGE["dtype"] if vectors >= LARGE_INDEX_VECTORS else "f16"
+
+
+def new_graph(dim: int, vectors: int, dtype: str | None = None):
+    """An empty HNSW graph with the settings for an index of `vectors` vectors."""
     from usearch.index import Index
 
-    settings = HNSW | (HNSW_LARGE if vectors >= LARGE_INDEX_VECTORS else {"dtype": "f16"})
+    settings = HNSW | {"dtype": dtype or graph_dtype(vectors)}
     return Index(ndim=dim, metric="cos", dtype=settings["dtype"], connectivity=settings["connectivity"],
                  expansion_add=settings["expansion_add"], expansion_search=settings["expansion_search"])
 
@@ -486,16 +494,21 @@ def write_build(build: Path, papers: Sequence[Paper], content_hashes: Sequence[s
                 progress=None, alongside: Callable[[], object] | None = None) -> None:
     """Write one complete build directory; the caller makes it live only after this returns.
 
-    The HNSW graph is built on its own thread (USearch releases the GIL) while this one writes the
-    metadata, BM25 and then `alongside` (the entity postings): on two cores the slowest of the two,
-    not their sum. An error on either side is raised here, after both have stopped."""
+    The HNSW graph is built beside the metadata, BM25 and then `alongside` (the entity postings)
+    written here: on two cores the slower of the two, not their sum. A small graph grows on a thread;
+    a large one in a child process (graph_child.py says why). An error on either side is raised here,
+    after both have stopped."""
     build.mkdir(parents=True)
     np.save(build / "vectors.npy", np.asarray(vectors, dtype=np.float16))
     failed: list[BaseException] = []
+    child = _graph_child(build, manifest.dim, len(vectors), progress) if len(vectors) >= GRAPH_CHILD_FROM else None
 
     def graph() -> None:
         try:
-            write_graph(build, manifest.dim, vectors, progress)
+            if child is None:
+                write_graph(build, manifest.dim, vectors, progress)
+            else:
+                _follow(child, progress)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread below
             failed.append(exc)
 
@@ -506,14 +519,42 @@ def write_build(build: Path, papers: Sequence[Paper], content_hashes: Sequence[s
         if alongside is not None:
             alongside()
     finally:
+        if child is not None and sys.exc_info()[0] is not None:
+            child.kill()  # the build failed or was interrupted here: the graph is not needed
         worker.join()
     if failed:
         raise failed[0]
     seal_build(build, manifest)
 
 
-def write_graph(build: Path, dim: int, vectors: np.ndarray, progress=None) -> None:
-    hnsw = new_graph(dim, len(vectors))
+GRAPH_CHILD_FROM = 50_000  # vectors: from here on the graph is built in a child process
+
+
+def _graph_child(build: Path, dim: int, vectors: int, progress) -> subprocess.Popen:
+    log = tempfile.TemporaryFile()
+    child = subprocess.Popen([sys.executable, "-m", "peerlint.index.graph_child", str(build), str(dim), graph_dtype(vectors)],
+                             stdout=subprocess.PIPE, stderr=log, text=True)
+    child.log = log  # what it says on stderr, read when it fails
+    return child
+
+
+def _follow(child: subprocess.Popen, progress) -> None:
+    """Pass the child's "<done> <total>" lines to `progress` until it ends; an OSError with its last
+    words when it failed."""
+    for line in child.stdout:
+        done, total = (int(x) for x in line.split())
+        if progress is not None:
+            progress(done, total)
+    with child.log:
+        child.log.seek(0)
+        err = child.log.read().decode(errors="replace")
+    if child.wait() != 0:
+        raise OSError(f"building the HNSW graph failed (exit {child.returncode}): "
+                      f"{err.strip().splitlines()[-1] if err.strip() else 'no message'}")
+
+
+def write_graph(build: Path, dim: int, vectors: np.ndarray, progress=None, dtype: str | None = None) -> None:
+    hnsw = new_graph(dim, len(vectors), dtype)
     if len(vectors):
         hnsw.add(np.arange(len(vectors), dtype=np.uint64), vectors, progress=progress, threads=insert_threads(len(vectors)))
     hnsw.save(str(build / "vectors.usearch"))

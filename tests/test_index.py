@@ -283,6 +283,33 @@ def test_changed_abstract_is_re_embedded(built, tmp_path, papers, embedder):
     vi.close()
 
 
+def test_a_large_graph_grows_in_a_child_process_with_the_same_results(built, tmp_path, papers, embedder, monkeypatch):
+    """From GRAPH_CHILD_FROM vectors on, the graph is built by `python -m peerlint.index.graph_child`
+    (here from 1): the index searches as the one built on a thread, and progress reaches the bar."""
+    monkeypatch.setattr(store_module, "GRAPH_CHILD_FROM", 1)
+    seen = []
+    real = store_module._follow
+    monkeypatch.setattr(store_module, "_follow", lambda child, progress: real(child, lambda d, t: seen.append((d, t)) or True))
+    root = tmp_path / "child"
+    build_index(papers, root, embedder, show_progress=False)
+    assert seen and seen[-1][0] == seen[-1][1] == built[1].chunks
+    vi, reference = open_index(root, embedder), open_index(built[0], embedder)
+    for p in papers[:5]:
+        assert _ids(vi.search(p.abstract, k=5)) == _ids(reference.search(p.abstract, k=5))
+    vi.close()
+    reference.close()
+
+
+def test_a_failed_graph_child_is_a_clear_error_and_the_old_index_stays(built, tmp_path, papers, embedder, monkeypatch):
+    root = copy_index(built, tmp_path)
+    before = _live_ids(root, embedder)
+    monkeypatch.setattr(store_module, "GRAPH_CHILD_FROM", 1)
+    monkeypatch.setattr(store_module, "graph_dtype", lambda n: "no-such-scalar")
+    with pytest.raises(OSError, match="building the HNSW graph failed"):
+        build_index(papers[::-1], root, embedder, show_progress=False)
+    assert _live_ids(root, embedder) == before
+
+
 # -- atomic swaps ---------------------------------------------------------------------------
 
 def _live_ids(root: Path, embedder) -> list[str]:
