@@ -49,7 +49,8 @@ class Checker:
         self._llm = None
         self._novelty: NoveltyChecker | None = None
         self._revision_judge = None
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # the index and what is built on it
+        self._llm_lock = threading.RLock()  # the LM and the revisions judge: loading one (seconds) never holds up the index
         # *Check novelty* scores over the whole open index with the model trained once per index build
         analyzers = {**engine_factories(), NoveltyAnalyzer.name: lambda: NoveltyAnalyzer(self.novelty_checker)}
         self.engine = Engine(settings, cache_path=self.cache_dir / "judgments.sqlite" if keep_judgments else None,
@@ -64,6 +65,8 @@ class Checker:
 
     def retriever(self) -> Retriever | None:
         """The open index, or None with `index_error` set to the exact fix."""
+        if self._retriever is not None:  # open: no lock to wait on (a code lens asks while the index is in use)
+            return self._retriever
         with self._lock:
             if self._retriever is None and self.index_error is None:
                 try:
@@ -93,7 +96,7 @@ class Checker:
 
     # -- the LLM -----------------------------------------------------------------------------
     def llm(self):
-        with self._lock:
+        with self._llm_lock:
             if self._llm is None:
                 from ..llm.select import make_llm  # lazily: the Ollama client (httpx, pydantic, rich) slows start-up
 
@@ -117,7 +120,7 @@ class Checker:
 
     def use_llm(self, llm) -> None:
         """Judge with `llm` from now on (tests and benchmarks bring their own)."""
-        with self._lock:
+        with self._llm_lock:
             self._llm = llm
             self.engine.llm = llm
 
@@ -142,7 +145,7 @@ class Checker:
         """The shipped revisions model over the embedded LM, made once (None when no model is shipped).
         `ratings`: "index" rates sections with the index's embedder (the editor), "own" with a MiniLM of
         its own, no index needed (`peerlint diff`), "none" gives verdicts only (`peerlint check`)."""
-        with self._lock:
+        with self._llm_lock:
             if self._revision_judge is None:
                 from ..llm.select import make_llm  # lazily: as in `llm`
 
@@ -172,6 +175,6 @@ class Checker:
         if index_changed:
             self.reload_index()
         if llm_changed:
-            with self._lock:
+            with self._llm_lock:
                 self._llm = None
                 self.engine.llm = None

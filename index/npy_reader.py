@@ -75,7 +75,7 @@ class NpyReader:
     def __del__(self) -> None:
         try:
             self.close()
-        except OSError:
+        except Exception:  # at interpreter exit `os` may already be gone: nothing left to release
             pass
 
 
