@@ -35,3 +35,33 @@ def test_a_fortran_array_is_refused_and_prefetch_keeps_to_its_budget(tmp_path):
     assert prefetch(tmp_path / "g.npy", size) is True
     assert prefetch(tmp_path / "g.npy", size - 1) is False
     assert prefetch(tmp_path / "missing.npy", 10**9) is False
+
+
+def _resident_kb(path) -> int:
+    """Resident kB of this process's mappings of `path` (/proc/self/smaps)."""
+    total, current = 0, None
+    with open("/proc/self/smaps") as fh:
+        for line in fh:
+            head = line.split()
+            if "-" in head[0] and len(head) >= 5:
+                current = head[5] if len(head) > 5 else None
+            elif head[0] == "Rss:" and current == str(path):
+                total += int(head[1])
+    return total
+
+
+def test_a_mapped_file_gives_its_pages_back_as_it_is_read(tmp_path, monkeypatch):
+    """Reading all of a 16 MB mapped file row by row leaves at most RELEASE_ROWS pages resident, and the
+    rows handed out are copies that outlive the release."""
+    import peerlint.index.npy_reader as npy_reader
+
+    monkeypatch.setattr(npy_reader, "RELEASE_ROWS", 512)
+    array = np.arange(4096 * 1024, dtype=np.float32).reshape(4096, 1024)  # one 4 KB page a row
+    path = (tmp_path / "big.npy").resolve()
+    np.save(path, array)
+    reader = NpyReader(path, 1 << 30)
+    kept = [reader.rows(np.arange(start, start + 256)) for start in range(0, 4096, 256)]
+    assert _resident_kb(path) <= 600 * 4  # 16,384 kB had every row stayed resident
+    assert np.array_equal(np.concatenate(kept), array)
+    assert np.array_equal(reader.slice(0, 4096), array)
+    reader.close()
