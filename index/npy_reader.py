@@ -6,11 +6,12 @@ re-ranking rows and 200 queries' postings mapped ~2 GB that were read once. Read
 same bytes come from the same page cache, shared and dropped under memory pressure, and the process
 holds only the rows it asked for. A smaller file (the default index's 211 MB of vectors) is
 memory-mapped, so a search's few hundred scattered rows are one fancy index, not a few hundred system
-calls (25,000 `pread`s cost 0.16 s over a 10-page draft); the rows are copied out, and once
-`RELEASE_ROWS` rows have been read the map's pages are released (`MADV_DONTNEED`), so the mapping
-holds at most that many pages resident (left alone, a 10-page draft's searches made 199 of its
-211 MB resident; released after every read, re-faulting the rows that neighbouring chunks share cost
-0.1 s), and `MADV_RANDOM` stops the kernel reading 64 KB around each row.
+calls (25,000 `pread`s cost 0.16 s over a 10-page draft). But the kernel maps 64 KB around every
+faulting row whatever the advice (3,000 random rows made 130 MB resident; a 10-page draft's searches
+199 of the 211 MB), so the map's pages are released (`MADV_DONTNEED`) once the reads may have made
+`RELEASE_PAGES` of them resident. Those 64 KB are also what makes the next rows cheap (a venue's
+papers of one year lie together, and so do their neighbours in a search): released after every read,
+a 10-page draft's searches cost 0.1 s more, and a cache of the rows read did not win that back.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from numpy.lib import format as npy_format
 
 
 MAP_LIMIT = 256 << 20  # files up to this size are read through a memory map
-RELEASE_ROWS = 16_384  # rows read from a map between releases of its pages (64 MB at most, one page a row)
+RELEASE_PAGES = 16_384  # pages a map may have made resident before they are released (64 MB)
+FAULT_AROUND = 16  # pages the kernel maps around each faulting one (64 KB; MADV_RANDOM does not stop it)
 
 
 class NpyReader:
@@ -56,6 +58,25 @@ class NpyReader:
     def __len__(self) -> int:
         return self.shape[0]
 
+    def __getitem__(self, item) -> np.ndarray:
+        """`reader[a:b]`, `reader[keys]`, `reader[i]`, `reader[mask]`: copies, as numpy would index."""
+        n = self.shape[0]
+        if isinstance(item, slice):
+            start, stop, step = item.indices(n)
+            return self.slice(start, max(start, stop)) if step == 1 else self.rows(np.arange(start, stop, step))
+        keys = np.asarray(item)
+        if keys.dtype == bool:
+            keys = np.nonzero(keys)[0]
+        keys = keys.astype(np.int64)
+        if ((keys < -n) | (keys >= n)).any():
+            raise IndexError(f"index out of range for {n} rows")
+        keys = np.where(keys < 0, keys + n, keys)
+        return self.rows(keys.reshape(1))[0] if keys.ndim == 0 else self.rows(keys)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        whole = self.slice(0, self.shape[0])
+        return whole if dtype is None else whole.astype(dtype)
+
     def _read(self, start: int, count: int) -> np.ndarray:
         data = os.pread(self._fd, count * self._row, self._offset + start * self._row)
         return np.frombuffer(data, dtype=self.dtype).reshape((count, *self.shape[1:]))
@@ -63,7 +84,7 @@ class NpyReader:
     def slice(self, start: int, end: int) -> np.ndarray:
         """Rows start..end-1, one read."""
         if self._map is not None:
-            return self._released(self._map[start:end].copy(), (end - start) * self._row // mmap.PAGESIZE + 1)
+            return self._released(self._map[start:end].copy(), (end - start) * self._row // mmap.PAGESIZE + FAULT_AROUND)
         return self._read(start, max(0, end - start)) if end > start else np.zeros((0, *self.shape[1:]), self.dtype)
 
     def rows(self, keys: np.ndarray) -> np.ndarray:
@@ -71,7 +92,7 @@ class NpyReader:
         them sorted, so a paper's chunks are one read)."""
         keys = np.asarray(keys, dtype=np.int64)
         if self._map is not None:
-            return self._released(self._map[keys], len(keys))
+            return self._released(self._map[keys], len(keys) * FAULT_AROUND)
         if len(keys) == 0:
             return np.zeros((0, *self.shape[1:]), self.dtype)
         breaks = np.flatnonzero(np.diff(keys) != 1) + 1
@@ -80,9 +101,9 @@ class NpyReader:
 
     def _released(self, copied: np.ndarray, pages: int) -> np.ndarray:
         """`copied` (rows copied out of the map, touching up to `pages` pages), after the map's pages are
-        given back when RELEASE_ROWS pages may be resident."""
+        given back when RELEASE_PAGES pages may be resident."""
         self._unreleased += pages
-        if self._unreleased >= RELEASE_ROWS:
+        if self._unreleased >= RELEASE_PAGES:
             self._unreleased = 0
             try:
                 self._mmap.madvise(mmap.MADV_DONTNEED)
@@ -127,3 +148,4 @@ def prefetch(path: Path, budget_bytes: int) -> bool:
     except OSError:
         return False
     return True
+

@@ -138,8 +138,8 @@ class VectorIndex:
             raise IndexCorrupt(f"index manifest at {self.build} is unreadable ({exc}): rebuild with `{build_command(self.root)}`") from exc
         try:
             self._hnsw = Index.restore(str(self.build / "vectors.usearch"), view=True)
-            self.vectors = np.load(self.build / "vectors.npy", mmap_mode="r")  # whole-array users (heads, exact)
-            self._rows = NpyReader(self.build / "vectors.npy")  # what searches read: not resident (npy_reader.py)
+            # what searches and whole-array users (heads, exact search) read: not resident (npy_reader.py)
+            self._rows = self.vectors = NpyReader(self.build / "vectors.npy")
         except Exception as exc:  # usearch raises RuntimeError/ValueError on damaged files
             raise IndexCorrupt(f"index vectors at {self.build} are damaged ({exc}): rebuild with `{build_command(self.root)}`") from exc
         if self._hnsw is None:  # usearch returns None when the file is missing

@@ -51,11 +51,11 @@ def _resident_kb(path) -> int:
 
 
 def test_a_mapped_file_gives_its_pages_back_as_it_is_read(tmp_path, monkeypatch):
-    """Reading all of a 16 MB mapped file row by row leaves at most RELEASE_ROWS pages resident, and the
+    """Reading all of a 16 MB mapped file row by row leaves at most RELEASE_PAGES pages resident, and the
     rows handed out are copies that outlive the release."""
     import peerlint.index.npy_reader as npy_reader
 
-    monkeypatch.setattr(npy_reader, "RELEASE_ROWS", 512)
+    monkeypatch.setattr(npy_reader, "RELEASE_PAGES", 512)
     array = np.arange(4096 * 1024, dtype=np.float32).reshape(4096, 1024)  # one 4 KB page a row
     path = (tmp_path / "big.npy").resolve()
     np.save(path, array)
