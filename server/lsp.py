@@ -13,8 +13,10 @@ free again within one call.
 from __future__ import annotations
 
 import asyncio
+import faulthandler
 import logging
 import os
+import signal
 import sys
 import threading
 import uuid
@@ -512,8 +514,26 @@ def _setup_logging(log_file: Path | None) -> None:
     logging.getLogger("pygls").setLevel(logging.WARNING)
 
 
+_STACKS_TO: list = []  # the open file the stacks go to (kept open for the process's life)
+
+
+def _stacks_on_signal(log_file: Path) -> None:
+    """`kill -USR1 <pid>` appends every thread's stack to the server log: what a server that stopped
+    answering is doing (the tests send it when a request hangs, and show the log)."""
+    if not hasattr(signal, "SIGUSR1"):  # Windows
+        return
+    try:
+        out = open(log_file, "a", encoding="utf-8")  # noqa: SIM115 - open for the life of the process
+    except OSError:
+        out = sys.stderr
+    _STACKS_TO.append(out)
+    faulthandler.register(signal.SIGUSR1, file=out, all_threads=True)
+
+
 def serve(tcp: str | None = None, log_file: Path | None = None) -> int:
-    _setup_logging(log_file or cache_root() / "server.log")
+    log_file = log_file or cache_root() / "server.log"
+    _setup_logging(log_file)
+    _stacks_on_signal(log_file)
     if tcp:
         host, _, port = tcp.rpartition(":")
         server.start_tcp(host or "127.0.0.1", int(port))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient
 
 from conftest import EXAMPLES, LATEX
-from lsp_support import CONFIG, diagnostics_for, line_of, open_file, start
+from lsp_support import CACHE, CONFIG, diagnostics_for, line_of, open_file, start
 
 # The COLING 2020 abstract that examples/draft.tex paraphrases (shipped corpus).
 PARAPHRASED = "Hierarchical Bi-Directional Self-Attention Networks for Paper Review Rating Recommendation"
@@ -47,7 +49,20 @@ async def lensless(lsp_client: LanguageClient, index_path, project):
 
 
 async def status(client: LanguageClient) -> dict:
-    return await client.workspace_execute_command_async(lsp.ExecuteCommandParams("peerlint.status", []))
+    return await answered(client, client.workspace_execute_command_async(lsp.ExecuteCommandParams("peerlint.status", [])))
+
+
+async def answered(client: LanguageClient, request, seconds: float = 60.0):
+    """The answer to `request`, or a failure within `seconds` that shows what every thread of the
+    server was doing (SIGUSR1 makes it write them to its log), not a silent wait for pytest's timeout."""
+    try:
+        return await asyncio.wait_for(request, seconds)
+    except asyncio.TimeoutError:
+        os.kill(client._server.pid, signal.SIGUSR1)
+        await asyncio.sleep(2)
+        log = Path(CACHE) / "server.log"
+        tail = log.read_text(errors="replace")[-6000:] if log.exists() else "(no server log)"
+        pytest.fail(f"the server did not answer within {seconds:.0f} s; its threads:\n{tail}")
 
 
 def by_code(diags, code):
@@ -331,7 +346,7 @@ async def test_every_edited_paragraph_gets_its_revision_verdict_as_a_code_lens(c
         lsp.VersionedTextDocumentIdentifier(uri=uri, version=2), [lsp.TextDocumentContentChangeWholeDocument(text=new)]))
     lenses: list = []
     for _ in range(240):
-        found = await client.text_document_code_lens_async(lsp.CodeLensParams(lsp.TextDocumentIdentifier(uri)))
+        found = await answered(client, client.text_document_code_lens_async(lsp.CodeLensParams(lsp.TextDocumentIdentifier(uri))))
         lenses = [lens for lens in found if lens.data["kind"] == "revision"]
         if lenses:
             break
@@ -367,3 +382,18 @@ async def test_a_client_showing_code_lenses_gets_no_duplicate_inlay_hints(client
     uri = open_file(client, draft)
     await diagnostics_for(client, uri)
     assert not await _inlay_hints(client, uri, 300)
+
+
+async def test_sigusr1_writes_every_thread_of_the_server_to_its_log(client: LanguageClient):
+    """What a server that stopped answering is doing: `kill -USR1` appends its threads' stacks to the log."""
+    await status(client)
+    log = Path(CACHE) / "server.log"
+    before = log.stat().st_size if log.exists() else 0
+    os.kill(client._server.pid, signal.SIGUSR1)
+    for _ in range(50):
+        await asyncio.sleep(0.1)
+        written = log.read_text(errors="replace")[before:] if log.exists() else ""
+        if "most recent call first" in written:
+            break
+    assert "most recent call first" in written and "server/lsp.py" in written
+    assert (await status(client)) is not None  # and it goes on answering
