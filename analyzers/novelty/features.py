@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
 
 FEATURES = ("knn_year", "wknn_year", "profile_year", "field_profile_year", "contemporary",
             "field_is_latest", "field_year", "density")
@@ -106,6 +105,8 @@ class _Ridge:
         return (np.asarray(years) - self.cutoff).astype(np.float64)
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
+        from scipy.linalg import cho_solve  # scipy loads in ~0.3 s: only when a novelty score is fitted
+
         return cho_solve(self.factor, rhs)
 
     def holds(self, i: int) -> bool:
@@ -260,6 +261,8 @@ class Timeline:
         return self._ridges.get_or((kind, field, cutoff), lambda: self._fit_ridge(kind, field, cutoff))
 
     def _fit_ridge(self, kind: str, field: tuple[str, ...], cutoff: int) -> _Ridge | None:
+        from scipy.linalg import cho_factor, cho_solve  # as in _Ridge.solve
+
         rows = self.venue_mask(field) & (self.years <= cutoff) & (self.years >= cutoff - WINDOW)
         if kind == "is_latest":
             rows &= self.years != cutoff - 1  # the nearest pairs SchNovel asks are 2 years apart
