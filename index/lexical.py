@@ -28,7 +28,6 @@ count (an index written by another version, an append in progress) mean FTS5 ans
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 from array import array
@@ -42,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .entities import STOPWORDS, WORDS_REMEMBERED, _stem
+from .entities import _content_stem
 from .npy_reader import NpyReader
 
 TABLE = "lexical"
@@ -64,13 +63,7 @@ def terms(text: str) -> list[str]:
     text = text.lower()
     if not text.isascii():  # accents stripped; ASCII text has none, and most abstracts are ASCII
         text = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
-    return list(filter(None, map(_term, _WORD.findall(text))))
-
-
-@functools.lru_cache(maxsize=WORDS_REMEMBERED)
-def _term(word: str) -> str:
-    """A lower-cased word as the table stores it; "" for a stopword, a number or a single letter."""
-    return _stem(word) if len(word) > 1 and not word.isdigit() and word not in STOPWORDS else ""
+    return list(filter(None, map(_content_stem, _WORD.findall(text))))  # "" for stopwords, numbers, letters
 
 
 def write_table(db: sqlite3.Connection, rows: Iterable[tuple[int, str, str]]) -> None:
