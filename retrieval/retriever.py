@@ -13,13 +13,13 @@ import copy
 import dataclasses
 import logging
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
 from ..hashing import text_hash
+from ..lru import LRU
 from ..index.papers import Hit, SearchFilter
 from ..index.store import parse_before
 from ..types import Chunk
@@ -61,18 +61,6 @@ class HitView:
         return f'"{self.title}"' + (f" ({where})" if where else "")
 
 
-class _LRU(OrderedDict):
-    def __init__(self, size: int):
-        super().__init__()
-        self.size = size
-
-    def put(self, key, value):
-        self[key] = value
-        self.move_to_end(key)
-        while len(self) > self.size:
-            self.popitem(last=False)
-
-
 def _before_key(before: str) -> str:
     """An ISO date that orders `before` values: '2017' is '2017-01-01' (papers of 2016 and earlier)."""
     year, date = parse_before(before)
@@ -90,8 +78,8 @@ class Retriever:
         self.index = index
         self.fusion = fusion
         self.configure(mode, before)
-        self._vectors = _LRU(cache_size)
-        self._neighbours = _LRU(cache_size)
+        self._vectors = LRU(cache_size)
+        self._neighbours = LRU(cache_size)
         self._lock = threading.Lock()
         self._warn = warn or log.warning
         self._warned = False

@@ -25,11 +25,12 @@ together date a paper better than either alone.
 from __future__ import annotations
 
 import contextlib
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+
+from ...lru import LRU
 
 FEATURES = ("knn_year", "wknn_year", "profile_year", "field_profile_year", "contemporary",
             "field_is_latest", "field_year", "density")
@@ -114,23 +115,6 @@ class _Ridge:
         return j < len(self.idx) and int(self.idx[j]) == i
 
 
-class _Bounded(OrderedDict):
-    """A dict that forgets its least recently used entries beyond `size`."""
-
-    def __init__(self, size: int):
-        super().__init__()
-        self.size = size
-
-    def get_or(self, key, make):
-        if key in self:
-            self.move_to_end(key)
-            return self[key]
-        value = self[key] = make()
-        while len(self) > self.size:
-            self.popitem(last=False)
-        return value
-
-
 class Timeline:
     """Unit vectors, years and venues of every indexed paper, for exact per-year similarity profiles;
     the ridge models read `design` rows: the embedding, and the lexical vector when there is a lexicon."""
@@ -146,8 +130,8 @@ class Timeline:
         # Each fit is a sum of per-(venue, year) Gram matrices of the design rows (with an intercept
         # column): a paper enters one Gram once, not every window of ten years it falls in, and
         # only the most recently used Grams and fits stay in memory (each is (d+1)^2 floats).
-        self._grams = _Bounded(GRAMS_KEPT)
-        self._ridges = _Bounded(RIDGES_KEPT)
+        self._grams = LRU(GRAMS_KEPT)
+        self._ridges = LRU(RIDGES_KEPT)
 
     @classmethod
     def of(cls, index, matrix: np.ndarray, lexicon: Lexicon | None = None) -> "Timeline":
