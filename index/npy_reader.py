@@ -148,4 +148,3 @@ def prefetch(path: Path, budget_bytes: int) -> bool:
     except OSError:
         return False
     return True
-

@@ -139,7 +139,7 @@ class VectorIndex:
         try:
             self._hnsw = Index.restore(str(self.build / "vectors.usearch"), view=True)
             # what searches and whole-array users (heads, exact search) read: not resident (npy_reader.py)
-            self._rows = self.vectors = NpyReader(self.build / "vectors.npy")
+            self.vectors = NpyReader(self.build / "vectors.npy")
         except Exception as exc:  # usearch raises RuntimeError/ValueError on damaged files
             raise IndexCorrupt(f"index vectors at {self.build} are damaged ({exc}): rebuild with `{build_command(self.root)}`") from exc
         if self._hnsw is None:  # usearch returns None when the file is missing
@@ -219,7 +219,7 @@ class VectorIndex:
             a, b = int(ptr[lo]), int(ptr[hi])
             if b > a:
                 has = ptr[lo + 1:hi + 1] > ptr[lo:hi]  # papers without chunks stay zero
-                rows = np.asarray(self._rows.slice(a, b), dtype=np.float32)
+                rows = np.asarray(self.vectors.slice(a, b), dtype=np.float32)
                 out[lo:hi][has] = np.add.reduceat(rows, (ptr[lo:hi] - a)[has], axis=0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         out /= np.where(norms > 0, norms, 1.0)
@@ -366,7 +366,7 @@ class VectorIndex:
             if len(keys) < fetch:  # the graph reaches fewer vectors than it holds (seen on small, threaded builds)
                 return self._exact(query, k, mask)
             keys = np.sort(keys)  # sorted: file order
-            sims = np.asarray(self._rows.rows(keys), dtype=np.float32) @ query
+            sims = np.asarray(self.vectors.rows(keys), dtype=np.float32) @ query
             order = np.argsort(-sims, kind="stable")
             ranked = self._collect(keys[order], sims[order], k, mask)
             if len(ranked) >= k or fetch >= n_chunks:
@@ -404,7 +404,7 @@ class VectorIndex:
             return {}
         offsets = np.cumsum(counts) - counts  # where each paper's chunks begin among `rows`
         rows = np.repeat(starts - offsets, counts) + np.arange(int(counts.sum()))
-        sims = np.asarray(self._rows.rows(rows), dtype=np.float32) @ query
+        sims = np.asarray(self.vectors.rows(rows), dtype=np.float32) @ query
         best = np.maximum.reduceat(sims, offsets)
         segment = np.repeat(np.arange(len(papers_arr)), counts)
         at_best = np.flatnonzero(sims == best[segment])
@@ -455,7 +455,7 @@ class VectorIndex:
 
     def close(self) -> None:
         self._db.close()
-        self._rows.close()
+        self.vectors.close()
 
 
 COLUMN_BLOCK = 65_536  # rows converted at a time: numpy per block, not a Python call per value
@@ -501,7 +501,7 @@ def write_build(build: Path, papers: Sequence[Paper], content_hashes: Sequence[s
     build.mkdir(parents=True)
     np.save(build / "vectors.npy", np.asarray(vectors, dtype=np.float16))
     failed: list[BaseException] = []
-    child = _graph_child(build, manifest.dim, len(vectors), progress) if len(vectors) >= GRAPH_CHILD_FROM else None
+    child = _graph_child(build, manifest.dim, len(vectors)) if len(vectors) >= GRAPH_CHILD_FROM else None
 
     def graph() -> None:
         try:
@@ -530,7 +530,7 @@ def write_build(build: Path, papers: Sequence[Paper], content_hashes: Sequence[s
 GRAPH_CHILD_FROM = 50_000  # vectors: from here on the graph is built in a child process
 
 
-def _graph_child(build: Path, dim: int, vectors: int, progress) -> subprocess.Popen:
+def _graph_child(build: Path, dim: int, vectors: int) -> subprocess.Popen:
     log = tempfile.TemporaryFile()
     child = subprocess.Popen([sys.executable, "-m", "peerlint.index.graph_child", str(build), str(dim), graph_dtype(vectors)],
                              stdout=subprocess.PIPE, stderr=log, text=True)
@@ -540,11 +540,15 @@ def _graph_child(build: Path, dim: int, vectors: int, progress) -> subprocess.Po
 
 def _follow(child: subprocess.Popen, progress) -> None:
     """Pass the child's "<done> <total>" lines to `progress` until it ends; an OSError with its last
-    words when it failed."""
-    for line in child.stdout:
-        done, total = (int(x) for x in line.split())
-        if progress is not None:
-            progress(done, total)
+    words when it failed; a child that cannot be followed is stopped."""
+    try:
+        for line in child.stdout:
+            done, total = (int(x) for x in line.split())
+            if progress is not None:
+                progress(done, total)
+    except BaseException:
+        child.kill()
+        raise
     with child.log:
         child.log.seek(0)
         err = child.log.read().decode(errors="replace")
