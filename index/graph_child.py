@@ -2,8 +2,8 @@
 
 USearch takes the GIL back for every vector it inserts (its progress and interrupt checks), so a graph
 grown on a thread of the process whose main thread writes the build's metadata, BM25 and entity
-postings waits on that thread: the default corpus's 274k vectors went in at ~170 a second while the
-entities were written, ~1,800 after. A child has its own interpreter lock. It reads the build's
+postings waits on that thread (docs/benchmarks/index.md has the rates). A child has its own
+interpreter lock. It reads the build's
 `vectors.npy`, writes `vectors.usearch`, prints "<done> <total>" lines for the parent's progress bar,
 and stops when its parent is gone (killed mid-build), so no orphan keeps a core busy.
 """

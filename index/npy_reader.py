@@ -4,14 +4,12 @@ A memory-mapped array counts every page it touches (and, by the kernel's fault-a
 around each) as the process's resident memory until the mapping goes: at 3M papers, 500 searches'
 re-ranking rows and 200 queries' postings mapped ~2 GB that were read once. Read with `pread`, the
 same bytes come from the same page cache, shared and dropped under memory pressure, and the process
-holds only the rows it asked for. A smaller file (the default index's 211 MB of vectors) is
-memory-mapped, so a search's few hundred scattered rows are one fancy index, not a few hundred system
-calls (25,000 `pread`s cost 0.16 s over a 10-page draft). But the kernel maps 64 KB around every
-faulting row whatever the advice (3,000 random rows made 130 MB resident; a 10-page draft's searches
-199 of the 211 MB), so the map's pages are released (`MADV_DONTNEED`) once the reads may have made
-`RELEASE_PAGES` of them resident. Those 64 KB are also what makes the next rows cheap (a venue's
-papers of one year lie together, and so do their neighbours in a search): released after every read,
-a 10-page draft's searches cost 0.1 s more, and a cache of the rows read did not win that back.
+holds only the rows it asked for. A smaller file (up to `MAP_LIMIT`, the default index's vectors among
+them) is memory-mapped, so a search's few hundred scattered rows are one fancy index, not a few
+hundred system calls. The kernel maps 64 KB around every faulting row whatever the advice, so the
+map's pages are released (`MADV_DONTNEED`) once the reads may have made `RELEASE_PAGES` of them
+resident; those pages are also what makes the next rows cheap, hence a budget and not a release per
+read (measured on the latency page, docs/benchmarks/latency.md).
 """
 
 from __future__ import annotations

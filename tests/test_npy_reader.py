@@ -65,3 +65,18 @@ def test_a_mapped_file_gives_its_pages_back_as_it_is_read(tmp_path, monkeypatch)
     assert np.array_equal(np.concatenate(kept), array)
     assert np.array_equal(reader.slice(0, 4096), array)
     reader.close()
+
+
+@pytest.mark.parametrize("map_limit", [0, 1 << 30])
+def test_indexing_like_an_array_and_a_bad_index_is_an_index_error(tmp_path, map_limit):
+    array = np.arange(60, dtype=np.float32).reshape(20, 3)
+    np.save(tmp_path / "a.npy", array)
+    reader = NpyReader(tmp_path / "a.npy", map_limit)
+    assert np.array_equal(reader[2:5], array[2:5]) and np.array_equal(reader[::4], array[::4])
+    assert np.array_equal(reader[-1], array[-1]) and np.array_equal(reader[[3, 1, 3]], array[[3, 1, 3]])
+    assert np.array_equal(reader[array[:, 0] > 40], array[array[:, 0] > 40])
+    assert np.array_equal(np.asarray(reader, dtype=np.float64), array.astype(np.float64))
+    for bad in (20, -21, [0, 99]):
+        with pytest.raises(IndexError, match="out of range for 20 rows"):
+            reader[bad]
+    reader.close()

@@ -106,7 +106,7 @@ class _Ridge:
         return (np.asarray(years) - self.cutoff).astype(np.float64)
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
-        from scipy.linalg import cho_solve  # scipy loads in ~0.3 s: only when a novelty score is fitted
+        from scipy.linalg import cho_solve  # imported only when a novelty score is fitted: the CLI starts without scipy
 
         return cho_solve(self.factor, rhs)
 
