@@ -251,6 +251,11 @@ class VectorIndex:
             cached = self._paper_cache[idx] = _paper_from_row(row)
         return cached
 
+    def statuses(self) -> list[str]:
+        """Each paper's status ("Poster", "Workshop", ...; "" when unknown) in index order, read on demand:
+        only the venue heads need it, once per build."""
+        return [s for (s,) in self._db.execute("SELECT IFNULL(status, '') FROM papers ORDER BY idx")]
+
     def get(self, paper_id: str) -> Paper | None:
         idx = self.id_to_idx.get(paper_id)
         return None if idx is None else self.paper(idx)

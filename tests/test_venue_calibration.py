@@ -145,3 +145,22 @@ def test_a_usenix_template_is_told_once_that_the_index_holds_no_usenix_papers(ve
     said = [w for w in result.warnings if "holds no USENIX papers" in w]
     assert len(said) == 1 and "targetVenue" in said[0]
     assert result.summaries and all("USENIX" not in s.line() for s in result.summaries)
+
+
+def test_the_venue_heads_learn_main_venues_only_not_workshops_or_tiny_venues():
+    """On the shipped corpus: "reads most like" named the 130-paper SDP workshop for every section of
+    `examples/draft.tex`, since each venue gets the same prior. Workshop papers and venues under 0.2% of
+    the corpus now teach the heads nothing; the main conferences and journals stay."""
+    from conftest import shipped_papers
+    from peerlint.analyzers.drafts.heads import head_labels
+
+    papers = shipped_papers()
+    labels = head_labels([p.venue for p in papers], [p.status for p in papers])
+    kept = {v for v in labels if v}
+    assert {"NeurIPS", "ICML", "ICLR", "CVPR", "ACL", "EMNLP", "NAACL", "COLING", "TACL", "AAAI"} <= kept
+    assert not kept & {"sdp", "SDP", "Eval4NLP", "BlackboxNLP", "SemEval", "BioNLP"}, kept
+    assert 20 <= len(kept) <= 40
+    for paper, label in zip(papers, labels):
+        if "workshop" in (paper.status or "").lower():
+            assert label == ""  # an ACL student-workshop paper does not teach what ACL reads like
+    assert head_labels(["ICML"] * 30 + [None] * 30, [""] * 60) == ["ICML"] * 30 + [""] * 30

@@ -14,6 +14,7 @@ MiniLM embeddings do so almost perfectly with a linear head.  Three heads, all p
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -26,6 +27,9 @@ log = logging.getLogger(__name__)
 
 HEADS_FILE = Path(__file__).with_name("data") / "drafts_heads.npz"
 VERSION = 1
+VENUE_VERSION = 2  # 2: venues learnt from `head_labels` (no workshops, no venues under MIN_VENUE_SHARE)
+MIN_VENUE_PAPERS = 20
+MIN_VENUE_SHARE = 0.002  # a venue the head names holds this share of the index's papers (0.2%)
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
@@ -125,7 +129,7 @@ class VenueHead:
         X = np.asarray(X, dtype=np.float64)
         labels = np.asarray([str(v) for v in labels])
         names, counts = np.unique(labels, return_counts=True)
-        classes = tuple(str(n) for n, c in zip(names, counts) if c >= min_count)
+        classes = tuple(str(n) for n, c in zip(names, counts) if c >= min_count and n)
         if len(classes) < 2:
             raise ValueError(f"a venue head needs two venues with at least {min_count} papers each, got {len(classes)}")
         keep = np.isin(labels, classes)
@@ -164,7 +168,7 @@ class VenueHead:
         return self.own[self.classes[i]].rating(self.probs(X)[:, i])
 
     def save(self, path: Path) -> None:
-        save_npz(path, {"classes": self.classes, "model_id": self.model_id, "info": self.info, "version": VERSION},
+        save_npz(path, {"classes": self.classes, "model_id": self.model_id, "info": self.info, "version": VENUE_VERSION},
                  {"W": self.W, "b": self.b, "own": np.stack([self.own[c].quantiles for c in self.classes])})
 
     @classmethod
@@ -174,7 +178,25 @@ class VenueHead:
             own = {c: Percentiles(q) for c, q in zip(classes, data["own"])}
             return cls(classes, data["W"], data["b"], own, meta["model_id"], meta["info"])
 
-        return load_npz(path, VERSION, build)
+        return load_npz(path, VENUE_VERSION, build)
+
+
+def head_labels(venues: Sequence[str], statuses: Sequence[str]) -> list[str]:
+    """The venue each paper teaches the venue heads, "" for a paper they leave out.
+
+    Left out: workshop papers (their status names a workshop), and every paper of a venue left with
+    fewer than `MIN_VENUE_PAPERS` or `MIN_VENUE_SHARE` of the index's papers. The heads give every
+    venue the same prior, so a 130-paper workshop would otherwise be named as readily as NeurIPS."""
+    labels = ["" if "workshop" in (status or "").lower() else str(venue or "")
+              for venue, status in zip(venues, statuses)]
+    counts = Counter(labels)
+    least = max(MIN_VENUE_PAPERS, int(np.ceil(MIN_VENUE_SHARE * len(labels))))
+    return [v if v and counts[v] >= least else "" for v in labels]
+
+
+def index_head_labels(index) -> list[str]:
+    """`head_labels` of an open index (`VectorIndex`)."""
+    return head_labels(index.venues, index.statuses())
 
 
 def paper_matrix(index) -> np.ndarray:
@@ -190,7 +212,7 @@ def venue_head_for(index, cache_dir: Path | None) -> VenueHead | None:
         if head is not None:
             return head
     try:
-        head = VenueHead.train(paper_matrix(index), list(index.venues), model_id=index.manifest.model_id)
+        head = VenueHead.train(paper_matrix(index), index_head_labels(index), model_id=index.manifest.model_id)
     except ValueError as exc:
         log.info("no venue head for %s: %s", index.root, exc)
         return None

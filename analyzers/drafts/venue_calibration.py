@@ -26,11 +26,11 @@ from typing import Sequence
 import numpy as np
 
 from ..npz_file import load_npz, save_npz
-from .heads import VenueHead, paper_matrix
+from .heads import VenueHead, index_head_labels, paper_matrix
 
 log = logging.getLogger(__name__)
 
-VERSION = 1
+VERSION = 2  # 2: fitted on `head_labels`
 FAR_PERCENTILE = 0.05  # "far": less similar to every venue than 95% of held-out in-field papers (bench: chosen on dev)
 TYPICAL_PERCENTILE = 0.10  # "typical in-field >= x": what 90% of held-out in-field papers reach
 MIN_DEV_PAPERS = 30  # a dev venue-year counts with this many papers
@@ -238,7 +238,7 @@ def venue_calibration_for(index, cache_dir: Path | None) -> VenueCalibration | N
         found = VenueCalibration.load(path)
         if found is not None:
             return found
-    X, labels = paper_matrix(index), [str(v) for v in index.venues]
+    X, labels = paper_matrix(index), index_head_labels(index)
     try:
         calibration = calibrate(X, labels, list(index.years), model_id=index.manifest.model_id)
     except ValueError:
