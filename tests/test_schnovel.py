@@ -145,7 +145,7 @@ def test_leaving_papers_out_of_the_field_models_is_exact(with_lexicon):
     texts = [" ".join(rng.choice(words, size=12)) + f" topic{y}" for y in years]
     lexicon = Lexicon.fit(texts, dim=6) if with_lexicon else None
     timeline = Timeline(P, years, ["NeurIPS"] * 400, lexicon)
-    D = timeline.design
+    D = timeline.design_rows(np.arange(400))
     assert D.shape == (400, 18 if with_lexicon else 12)
     if with_lexicon:
         assert np.allclose(timeline.design_row(P[5], texts[5]), D[5], atol=1e-5)
@@ -159,6 +159,35 @@ def test_leaving_papers_out_of_the_field_models_is_exact(with_lexicon):
     assert np.allclose(timeline._weights(fit, drop), refit, atol=1e-8)
     features = timeline.features(P[drop[0]], 2015, ("NeurIPS",), drop, design=D[drop[0]])
     assert features.shape == (8,) and np.isfinite(features).all()
+
+
+def test_the_lexicon_cache_maps_its_rows_and_rewrites_an_old_cache(vector_index, tmp_path):
+    """The lexicon's rows (one per paper) are read from a mapped file, not held by every server; a
+    cache written before, with the rows inside the pickle, is rewritten that way, same numbers."""
+    import pickle
+
+    import numpy as np
+    from peerlint.analyzers.novelty.model import load_or_fit_lexicon
+
+    first = load_or_fit_lexicon(vector_index, tmp_path)
+    [pkl] = (tmp_path / "novelty").glob("lexicon-*.pkl")
+    [rows] = (tmp_path / "novelty").glob("lexicon-*.rows.npy")
+    assert isinstance(first.rows, np.memmap) and first.rows.shape[0] == len(vector_index)
+    assert len(pickle.loads(pkl.read_bytes()).rows) == 0  # the rows are not in the pickle
+    again = load_or_fit_lexicon(vector_index, tmp_path)
+    assert isinstance(again.rows, np.memmap) and np.array_equal(again.rows, first.rows)
+    text = vector_index.paper(3).text
+    assert np.allclose(again.vectors([text]), first.vectors([text]))
+
+    old = type(first)(first.tfidf, first.svd, np.array(first.rows))  # the previous format: rows pickled
+    pkl.write_bytes(pickle.dumps(old))
+    rows.unlink()
+    migrated = load_or_fit_lexicon(vector_index, tmp_path)
+    assert isinstance(migrated.rows, np.memmap) and np.array_equal(migrated.rows, old.rows) and rows.exists()
+
+    rows.write_bytes(rows.read_bytes()[:200])  # a damaged rows file: fitted again, not a crash
+    refit = load_or_fit_lexicon(vector_index, tmp_path)
+    assert refit.rows.shape[0] == len(vector_index) and np.allclose(refit.rows, first.rows, atol=1e-5)
 
 
 # -- methods on real papers ------------------------------------------------------------------------

@@ -59,7 +59,7 @@ class Lexicon:
 
     tfidf: object  # sklearn TfidfVectorizer
     svd: object  # sklearn TruncatedSVD
-    rows: np.ndarray
+    rows: np.ndarray  # float32; read from a memory-mapped file once cached (`model.load_or_fit_lexicon`)
 
     @classmethod
     def fit(cls, texts: Sequence[str], dim: int = LEXICAL_DIM, seed: int = 0) -> "Lexicon":
@@ -122,7 +122,9 @@ class Timeline:
     def __init__(self, matrix: np.ndarray, years: np.ndarray, venues: Sequence[str], lexicon: Lexicon | None = None):
         self.P = np.asarray(matrix, dtype=np.float32)
         self.lexicon = lexicon
-        self.design = self.P if lexicon is None else np.hstack([self.P, lexicon.rows]) / np.float32(np.sqrt(2))
+        # the design rows are put together as they are read: the lexical rows (a mapped file once cached)
+        # are read only for the fields a fit needs, and the paper vectors are not held a second time
+        self.width = self.P.shape[1] + (lexicon.rows.shape[1] if lexicon is not None else 0)
         self.years = np.asarray(years, dtype=np.int64)
         self.venues = np.array([str(v).lower() for v in venues], dtype=object)
         self._by_year = {int(y): np.nonzero(self.years == y)[0] for y in np.unique(self.years) if y >= 0}
@@ -141,11 +143,18 @@ class Timeline:
         """What the ridge models read for a text: an indexed paper's design row, else its embedding
         (and, with a lexicon, its words)."""
         if row is not None:
-            return self.design[row]
+            return self.design_rows([row])[0]
         v = np.asarray(vector, dtype=np.float32).ravel()
         if self.lexicon is None:
             return v
         return np.concatenate([v, self.lexicon.vectors([text or ""])[0]]) / np.float32(np.sqrt(2))
+
+    def design_rows(self, rows) -> np.ndarray:
+        """The design rows of these indexed papers (float32): the embedding, and with a lexicon its
+        lexical vector, the two scaled by 1/sqrt(2) so that the row stays a unit vector."""
+        if self.lexicon is None:
+            return self.P[rows]
+        return np.hstack([self.P[rows], np.asarray(self.lexicon.rows[rows], dtype=np.float32)]) / np.float32(np.sqrt(2))
 
     def venue_mask(self, field: Sequence[str]) -> np.ndarray:
         key = tuple(sorted(v.lower() for v in field))
@@ -237,7 +246,7 @@ class Timeline:
         hold the column sums and, in the corner, the number of papers."""
         def make():
             rows = np.nonzero((self.venues == venue) & (self.years == year))[0]
-            X = np.hstack([self.design[rows].astype(np.float64), np.ones((len(rows), 1))])
+            X = np.hstack([self.design_rows(rows).astype(np.float64), np.ones((len(rows), 1))])
             return (X.T @ X).astype(np.float32)  # kept in half the bytes; sums of them are float64
         return self._grams.get_or((venue, year), make)
 
@@ -253,7 +262,7 @@ class Timeline:
         idx = np.nonzero(rows)[0]
         if len(idx) < 20 or len(np.unique(self.years[idx] == cutoff if kind == "is_latest" else self.years[idx])) < 2:
             return None
-        d = self.design.shape[1] + 1
+        d = self.width + 1
         A, b = np.zeros((d, d)), np.zeros(d)
         for venue, year in sorted({(str(v), int(y)) for v, y in zip(self.venues[idx], self.years[idx])}):
             gram = self._gram(venue, year)
@@ -273,7 +282,7 @@ class Timeline:
         drop = [int(i) for i in leave_out if fit.holds(int(i))]
         if not drop:
             return fit.w
-        R = np.hstack([self.design[drop].astype(np.float64), np.ones((len(drop), 1))])
+        R = np.hstack([self.design_rows(drop).astype(np.float64), np.ones((len(drop), 1))])
         b = fit.b - R.T @ fit.target(self.years[drop])
         Gb, GR = fit.solve(b), fit.solve(R.T)
         return Gb + GR @ np.linalg.solve(np.eye(len(drop)) - R @ GR, R @ Gb)

@@ -198,7 +198,7 @@ def with_reference(model: NoveltyModel, timeline: Timeline, n: int = 300, seed: 
     fields = [timeline.field_of(timeline.P[i], [int(i)], sims=row) for i, row in zip(chosen, sims)]
     order = sorted(range(len(chosen)), key=lambda j: fields[j])
     model.reference = np.sort([model.score(text_features(timeline, timeline.P[chosen[j]], [int(chosen[j])], sims[j],
-                                                         timeline.design[chosen[j]])[0]) for j in order])
+                                                         timeline.design_rows([chosen[j]])[0])[0]) for j in order])
     return model
 
 
@@ -225,25 +225,40 @@ def train_from_index(index, n_pairs: int = 3000, seed: int = 0, lexicon: Lexicon
 
 
 def load_or_fit_lexicon(index, cache_dir: Path) -> Lexicon:
-    """The lexicon of this index build, fitted once and kept next to the other caches."""
+    """The lexicon of this index build, fitted once and kept next to the other caches: its TF-IDF and SVD
+    pickled, its rows (one per paper, ~150 MB on the default index) in a `.npy` file read memory-mapped,
+    so a server holds only the rows the field models read. A cache whose rows sit inside the pickle
+    (written before) is rewritten that way."""
     path = Path(cache_dir) / "novelty" / f"lexicon-{index.build.name}-v{MODEL_VERSION}.pkl"
+    rows_path = path.with_suffix(".rows.npy")
     try:
         with path.open("rb") as fh:
             lexicon = pickle.load(fh)
-        if isinstance(lexicon, Lexicon) and len(lexicon.rows) == len(index):
-            return lexicon
+        if isinstance(lexicon, Lexicon) and len(lexicon.rows) == 0:
+            lexicon.rows = np.load(rows_path, mmap_mode="r")
+        if isinstance(lexicon, Lexicon) and len(lexicon.rows) == len(index) and lexicon.rows.dtype == np.float32:
+            return lexicon if isinstance(lexicon.rows, np.memmap) else _keep_lexicon(lexicon, path, rows_path)
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
         pass
-    lexicon = Lexicon.of(index)
+    return _keep_lexicon(Lexicon.of(index), path, rows_path)
+
+
+def _keep_lexicon(lexicon: Lexicon, path: Path, rows_path: Path) -> Lexicon:
+    """Write the lexicon (rows first, each file renamed into place whole) and give it back with its rows
+    mapped from the file; as it is, with a warning, when the cache cannot be written."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        tmp_rows = rows_path.with_suffix(".tmp.npy")
+        np.save(tmp_rows, np.asarray(lexicon.rows, dtype=np.float32))
+        tmp_rows.replace(rows_path)
         tmp = path.with_suffix(".tmp")
         with tmp.open("wb") as fh:
-            pickle.dump(lexicon, fh)
+            pickle.dump(Lexicon(lexicon.tfidf, lexicon.svd, np.zeros((0, lexicon.rows.shape[1]), np.float32)), fh)
         tmp.replace(path)
+        return Lexicon(lexicon.tfidf, lexicon.svd, np.load(rows_path, mmap_mode="r"))
     except OSError as exc:
         log.warning("cannot cache the novelty lexicon at %s (%s)", path, exc)
-    return lexicon
+        return lexicon
 
 
 def load_or_train(index, cache_dir: Path) -> tuple[NoveltyModel, Lexicon]:
