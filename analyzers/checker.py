@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Callable
 
 from ..index.build import default_index_path
-from ..index.embedding.embedder import Embedder, cache_root
+from ..index.embedding.embedder import Embedder
+from ..locations import cache_root
 from ..index.store import IndexError_, build_command, open_index
 from ..retrieval.retriever import Retriever
 from ..settings import Settings

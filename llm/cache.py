@@ -19,6 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..locations import cache_root
 from .base import LLM, ChoiceScores, GenerateParams, LLMUnavailable, LLMWrapper, LogLik
 
 log = logging.getLogger(__name__)
@@ -26,14 +27,6 @@ log = logging.getLogger(__name__)
 CACHE_FILE = "llm.sqlite"
 KEY_VERSION = 1  # bump when a backend changes how it computes answers (e.g. score's method)
 SCHEMA = "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)"
-
-
-def default_cache_dir() -> Path:
-    """`$PEERLINT_CACHE_DIR`, else `$XDG_CACHE_HOME/peerlint`, else `~/.cache/peerlint`."""
-    if env := os.environ.get("PEERLINT_CACHE_DIR"):
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "peerlint"
 
 
 def cache_key(**parts: Any) -> str:
@@ -45,7 +38,7 @@ class AnswerCache:
     """key -> JSON value in SQLite; every failure degrades to a cache miss, never an exception."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None):
-        self.path = Path(path) if path is not None else default_cache_dir() / CACHE_FILE
+        self.path = Path(path) if path is not None else cache_root() / CACHE_FILE
         self._local = threading.local()
         self._lock = threading.Lock()  # guards opening / moving the file aside
         self._generation = 0  # bumped when the file is replaced, so threads reconnect

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .base import LLMUnavailable
-from .cache import default_cache_dir
+from ..locations import cache_root
 
 
 class ModelError(LLMUnavailable):
@@ -155,7 +155,7 @@ def _missing(model: PackagedModel) -> tuple[str, ...]:
 
 
 def models_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
-    return Path(cache_dir) / "models" if cache_dir is not None else default_cache_dir() / "models"
+    return Path(cache_dir) / "models" if cache_dir is not None else cache_root() / "models"
 
 
 def _cached_path(model: PackagedModel, cache_dir: str | os.PathLike[str] | None) -> Path:

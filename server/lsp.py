@@ -34,7 +34,7 @@ from .code_actions import cite_action, cite_edit, cite_targets, disable_actions,
 from .diagnostics import hover_markdown, to_diagnostic
 from .framing import serve_frames
 from .service import ProjectState, Service, uri_to_path
-from ..index.embedding.embedder import cache_root
+from ..locations import cache_root
 
 log = logging.getLogger("peerlint.server")
 

@@ -26,7 +26,7 @@ from ..analyzers.ideas.tournament import rank_items
 from ..analyzers.prior_work import sec_related, with_provenance
 from ..analyzers.project_check import judged_with, prepare
 from ..index.build import build_index
-from ..index.embedding.embedder import cache_root
+from ..locations import cache_root
 from ..index.ingest.load import default_corpus_path, load_papers
 from ..latex.bibliography import BibEntry
 from ..latex.parse import LineIndex, line_index, selection_chunk

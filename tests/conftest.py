@@ -41,7 +41,7 @@ def sample_papers():
 def index_path() -> Path:
     """A real index of ~2,200 shipped abstracts, built (incrementally) once per session."""
     from peerlint.index.build import build_index
-    from peerlint.index.embedding.embedder import cache_root
+    from peerlint.locations import cache_root
 
     root = Path(os.environ.get("PEERLINT_TEST_INDEX", cache_root() / "test-index"))
     build_index(sample_papers(), root, sources=["tests/conftest.py:sample_papers"], show_progress=False)

@@ -35,7 +35,7 @@ def projects() -> list[Path]:
 @pytest.fixture(scope="module")
 def golden_index() -> Path:
     from peerlint.index.build import build_index
-    from peerlint.index.embedding.embedder import cache_root
+    from peerlint.locations import cache_root
     from peerlint.index.ingest.load import load_papers
 
     root = cache_root() / "golden-index"

@@ -11,7 +11,8 @@ from llm_fixtures import CountingLLM, needs_model
 from llm_fixtures import embedded  # noqa: F401  (pytest fixtures)
 
 from peerlint.llm.base import GenerateParams
-from peerlint.llm.cache import CACHE_FILE, AnswerCache, CachedLLM, default_cache_dir
+from peerlint.llm.cache import CACHE_FILE, AnswerCache, CachedLLM
+from peerlint.locations import cache_root
 
 
 def test_hit_skips_the_backend(tmp_path):
@@ -112,9 +113,22 @@ def test_many_threads(tmp_path):
 
 def test_cache_dir_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("PEERLINT_CACHE_DIR", str(tmp_path / "elsewhere"))
-    assert default_cache_dir() == tmp_path / "elsewhere"
+    assert cache_root() == tmp_path / "elsewhere"
     CachedLLM(CountingLLM()).generate("x")
     assert (tmp_path / "elsewhere" / CACHE_FILE).exists()
+
+
+def test_every_layer_caches_under_xdg_cache_home(tmp_path, monkeypatch):
+    """The exported query models, the judges and the LLM answers all go to one folder: with
+    $XDG_CACHE_HOME set, the LLM's cache went there and the embedder's exports to ~/.cache."""
+    from peerlint.llm.models import models_dir
+
+    monkeypatch.delenv("PEERLINT_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_root() == tmp_path / "xdg" / "peerlint"
+    assert models_dir(None) == tmp_path / "xdg" / "peerlint" / "models"
+    CachedLLM(CountingLLM()).generate("x")
+    assert (tmp_path / "xdg" / "peerlint" / CACHE_FILE).exists()
 
 
 @needs_model

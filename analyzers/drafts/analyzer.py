@@ -19,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ...index.embedding.embedder import cache_root
+from ...locations import cache_root
 from .heads import LinearHead, VenueHead, load_register_head, percentile_of, venue_head_for
 from .scoring import ChunkScore, DraftScorer
 from .text import prepare

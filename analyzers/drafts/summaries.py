@@ -24,7 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ...index.embedding.embedder import cache_root
+from ...locations import cache_root
 from .analyzer import compatible
 from .heads import venue_head_for
 from .scale import ScaleRating, section_kind, shipped_scale

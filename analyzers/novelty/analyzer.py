@@ -13,7 +13,7 @@ import threading
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from ...index.embedding.embedder import cache_root
+from ...locations import cache_root
 from ...types import AnalysisContext, Chunk, Judgment
 from ..ideas.nova_check import check_idea
 from .check import NoveltyChecker

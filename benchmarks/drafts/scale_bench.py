@@ -24,7 +24,8 @@ from .context import Bench, BenchError, log
 from .degrade import ALL_KINDS, degrade
 from .scale_data import (EVAL_PARAGRAPHS, SECTIONS_FILE, CachedEmbed, Section, build_scale, eval_sections,
                          read_sections, real_sections)
-from ...index.embedding.embedder import Embedder, cache_root
+from ...index.embedding.embedder import Embedder
+from ...locations import cache_root
 
 SCORERS = ("scale", "today", "length", "typo count")
 

@@ -34,7 +34,8 @@ from ...errors import UserError
 from ...hashing import text_hash
 from ...index.embedding.adapter import TrainConfig, adapter_path, info_nce, train
 from ...index.embedding.cache import EmbeddingCache
-from ...index.embedding.embedder import Embedder, cache_root
+from ...index.embedding.embedder import Embedder
+from ...locations import cache_root
 from ...index.ingest.load import CorpusError, load_papers
 from ...retrieval.related_work import CitationGraph, RelatedWork
 from ..harness.corpus_index import default_bench_index, ensure_index

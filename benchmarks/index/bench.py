@@ -42,6 +42,7 @@ from ...errors import UserError
 from ...index.embedding.prebuilt import SHIPPED_LEVELS
 from ..related.truth import ACM_DIR
 from .default_build import print_default_build, run_default_build
+from ...locations import cache_root
 
 TITLE_QUERIES = 200  # own-title retrieval queries per route
 HELD_OUT = 200  # abstracts outside the indexed documents, for neighbour-list overlap
@@ -198,7 +199,6 @@ def add_overlap(routes: list[dict[str, Any]]) -> None:
 def corpus_index(papers, sources: Sequence[str]) -> tuple[Path, Any]:
     """The torch-route index of the whole corpus, kept (with its embedding cache) between runs."""
     from ...index.build import build_index
-    from ...index.embedding.embedder import cache_root
 
     key = hashlib.sha1("\n".join(sorted(str(Path(s).resolve()) for s in sources)).encode()).hexdigest()[:10]
     root = cache_root() / "bench" / f"corpus-{key}"

@@ -23,6 +23,7 @@ from pathlib import Path
 from ...errors import UserError
 from ...hashing import text_hash
 from ...server.cli import main
+from ...locations import cache_root
 
 CATEGORIES = ("cs.CL", "cs.LG", "cs.CV", "stat.ML", "math.OC", "cs.AI", "physics.comp-ph", "q-bio.NC")
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -80,7 +81,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _cache_dir() -> Path:
-    from ...index.embedding.embedder import cache_root
 
     return cache_root() / "bench-ingest"
 

@@ -11,6 +11,9 @@ math and citations. Measured per size, with a fresh judgment cache and a warm mo
           from the last keystroke to its diagnostics (backlog)
   rss     peak resident memory of the server process, then again after *Check novelty* on one
           paragraph has loaded the embedded LM (the LLM is not loaded until such a feature runs)
+and, with `--cold FILE.tex`, a cold start as an editor makes it: a new server process with an empty
+cache, FILE opened right after `initialized`, timed from the process's start to its first diagnostics,
+once with the models `make install` leaves in the cache and once with none.
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--project", type=Path, action="append", default=[], metavar="FILE.tex",
                         help="also open this file of a real multi-file paper (repeatable): time to its own "
                              "findings, published first, and to the whole project's")
+    parser.add_argument("--cold", type=Path, action="append", default=[], metavar="FILE.tex",
+                        help="also time a cold server opening this file (repeatable): process start to its first "
+                             "diagnostics, with installed models and with an empty cache")
     parser.add_argument("--query-embedding", choices=["exact", "int8"], default="int8",
                         help="the server's queryEmbedding setting (default: int8, the product's default)")
     parser.add_argument("--model", default="",
@@ -47,7 +53,7 @@ def _ms(value: float | None) -> str:
 def run(args) -> int:
     from ...index.build import default_index_path
     from ...latex.roots import find_root
-    from .session import measure_project, measure_size
+    from .session import measure_cold, measure_project, measure_size
 
     index = args.index or default_index_path()
     pages = [int(p) for p in str(args.pages).split(",") if p.strip()]
@@ -57,6 +63,8 @@ def run(args) -> int:
         projects = [asyncio.run(measure_project(index, f.resolve(), find_root(f.resolve()), Path(tmp), args.query_embedding,
                                                       args.model))
                     for f in args.project]
+        cold = [asyncio.run(measure_cold(index, f.resolve(), Path(tmp), args.query_embedding, installed))
+                for f in args.cold for installed in (True, False)]
     headers = ["pages", "first screen ms", "whole draft ms", "re-diag ms (median)", "hover while typing p50 / p99 ms",
                "hover p50 first / last third ms", "last key → diag ms", "peak RSS MB", "with the LLM loaded MB"]
     print_table([[r["pages"], f"{r['first_screen_ms']:.0f}", f"{r['first_diagnostics_ms']:.0f}", f"{r['reanalyse_ms_median']:.0f}",
@@ -68,9 +76,12 @@ def run(args) -> int:
         print_table([[r["project"], r["opened"], f"{r['opened_file_diagnostics_ms']:.0f}",
                       f"{r['whole_project_diagnostics_ms']:.0f}", f"{r['peak_rss_mb']:.0f}"] for r in projects],
                     ["project", "opened", "opened file diag ms", "whole project diag ms", "peak RSS MB"])
+    if cold:
+        print_table([[r["opened"], r["cache"], f"{r['initialize_answered_ms']:.0f}", f"{r['start_to_first_diagnostics_ms']:.0f}"]
+                     for r in cold], ["cold server opens", "cache", "initialize answered ms", "start → first diag ms"])
     path = write_result(args.out, "lsp", {"index": str(index), "query_embedding": args.query_embedding,
                                           "model": args.model or "(default judge)",
-                                          "rows": rows, "projects": projects,
+                                          "rows": rows, "projects": projects, "cold": cold,
                                           "dataset": "drafts assembled from shuffled shipped abstracts"
                                           + (" and real papers' LaTeX sources" if projects else "")})
     print(f"wrote {path}")

@@ -20,7 +20,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 from .draft import PARAGRAPHS_PER_PAGE, make_draft
-from ...index.embedding.embedder import cache_root
+from ...locations import cache_root
 
 
 class _Client(LanguageClient):
@@ -170,6 +170,31 @@ async def measure_size(index: Path, pages: int, typing_seconds: float, workdir: 
             "peak_rss_mb": without_llm / 2**20, "novelty_check_ms": novelty_ms,
             "novelty_check_cpu_s": novelty_cpu if novelty_ms is not None else None,
             "peak_rss_llm_loaded_mb": peak[0] / 2**20}
+
+
+async def measure_cold(index: Path, opened: Path, workdir: Path, query_embedding: str, installed: bool) -> dict:
+    """A cold server as an editor starts it: a new process, an empty cache and no warm-up, the file
+    opened right after `initialized`. `installed`: the cache holds what `make install` leaves in it (the
+    exported query model, the packaged judge), as on a user's machine; else it is empty, so the server
+    exports the query model itself. Times from the process's start."""
+    cache = Path(tempfile.mkdtemp(prefix="peerlint-bench-cold-", dir=workdir))
+    if installed and (cache_root() / "models").is_dir():
+        (cache / "models").symlink_to(cache_root() / "models", target_is_directory=True)
+    client = _Client()
+    env = {**os.environ, "PEERLINT_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
+    t0 = time.perf_counter()
+    await client.start_io(sys.executable, "-m", "peerlint", "serve", env=env)
+    await client.initialize_async(lsp.InitializeParams(
+        capabilities=lsp.ClientCapabilities(), root_uri=opened.parent.as_uri(),
+        initialization_options={"peerlint": {"indexPath": str(index), "queryEmbedding": query_embedding}}))
+    answered = time.perf_counter() - t0
+    client.initialized(lsp.InitializedParams())
+    text = opened.read_text(encoding="utf-8", errors="replace")
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(opened.as_uri(), "latex", 1, text)))
+    first = await _wait(client, opened.as_uri(), 1) - t0
+    await _close(client, [False])
+    return {"opened": str(opened), "cache": "installed models" if installed else "empty",
+            "initialize_answered_ms": answered * 1000, "start_to_first_diagnostics_ms": first * 1000}
 
 
 def _cpu_seconds(pid: int) -> float:

@@ -43,6 +43,7 @@ from ...retrieval import hybrid
 from ...settings import Settings
 from ..harness.corpus_index import default_bench_index, ensure_index
 from . import truth as related_truth
+from ...locations import cache_root
 
 CUTOFFS = (10, 20, 30, 40, 50)
 SAMPLE_SEED = 0  # the distractors of `--sample`
@@ -259,7 +260,6 @@ def _from_latex(args):
     """Cite recovery (`cite_recovery.py`): the truth made from the projects, the index it is made
     against (--index, else the default index), and the reference lists for co-citation."""
     from ...index.build import default_index_path
-    from ...index.embedding.embedder import cache_root
     from ...index.store import IndexError_, open_index
     from .cite_recovery import truth_from_latex
 
@@ -279,7 +279,6 @@ def _from_latex(args):
 
 def _inputs(args, acm: Path) -> tuple[list[Path], list[Path] | None, list[Path]]:
     """Ground-truth files, corpus files and reference-list files, ACM-CR's unless given."""
-    from ...index.embedding.embedder import cache_root
 
     if args.truth:
         missing = [str(p) for p in args.truth if not p.is_file()]

@@ -23,7 +23,7 @@ from ...analyzers.ideas.idea_file import Idea
 from ...analyzers.ideas.nova_check import judge_paper
 from ...analyzers.novelty.check import NoveltyChecker
 from ...hashing import text_hash
-from ...index.embedding.embedder import cache_root
+from ...locations import cache_root
 from ...index.store import open_index
 from ...llm import select  # `select.make_llm` at call time: tests and benches put their own LLM there
 from ...retrieval.retriever import Retriever

@@ -24,6 +24,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 from .onnx_route import ONNX_FILES, OnnxEncoder, export, quantise_export
+from ...locations import cache_root
 from .packaged import MODELS, ModelPackageError, get, sentence_transformer_dir, model_by_name
 
 log = logging.getLogger(__name__)
@@ -66,10 +67,6 @@ def model_key(model_id: str) -> str:
         return model_by_name(model_id.split("@", 1)[0]).key
     except ModelPackageError as exc:
         raise EmbeddingError(str(exc)) from exc
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("PEERLINT_CACHE_DIR", Path.home() / ".cache" / "peerlint"))
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ...errors import UserError
 from ...settings import Settings
+from ...locations import cache_root
 
 
 def warn(message: str) -> None:
@@ -62,7 +63,6 @@ def open_index_or_fail(path: Path | None, query_embedding: str = "exact", read_a
     """The index at `path` (or the default), ready to search; its queries are embedded exactly unless
     `query_embedding` says "int8" (`check` follows the editor's setting, `search` stays exact).
     `read_ahead`: False where nothing will be searched (`index info`)."""
-    from ...index.embedding.embedder import cache_root
     from ...index.store import IndexError_, open_index
 
     try:
