@@ -208,11 +208,12 @@ class VectorIndex:
         self.chunk_paper = chunks[:, 0].copy()
         self.chunk_spans = chunks[:, 1:].copy()
 
-    def paper_matrix(self, block: int = 8192) -> np.ndarray:
-        """One unit vector per paper, the mean of its chunk vectors (float32, (papers, dim)); the float16
-        rows are read a block of papers at a time, so a 274k-chunk index needs ~10 MB beside the result."""
+    def paper_matrix(self, block: int = 8192, dtype=np.float32) -> np.ndarray:
+        """One unit vector per paper, the mean of its chunk vectors ((papers, dim), computed in float32 and
+        stored as `dtype`); the float16 rows are read a block of papers at a time, so a 274k-chunk index
+        needs ~10 MB beside the result."""
         n, dim = len(self.ids), self.vectors.shape[1]
-        out = np.zeros((n, dim), dtype=np.float32)
+        out = np.zeros((n, dim), dtype=dtype)
         ptr = self.chunk_ptr
         for lo in range(0, n, block):
             hi = min(n, lo + block)
@@ -220,9 +221,10 @@ class VectorIndex:
             if b > a:
                 has = ptr[lo + 1:hi + 1] > ptr[lo:hi]  # papers without chunks stay zero
                 rows = np.asarray(self.vectors.slice(a, b), dtype=np.float32)
-                out[lo:hi][has] = np.add.reduceat(rows, (ptr[lo:hi] - a)[has], axis=0)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        out /= np.where(norms > 0, norms, 1.0)
+                means = np.zeros((hi - lo, dim), dtype=np.float32)
+                means[has] = np.add.reduceat(rows, (ptr[lo:hi] - a)[has], axis=0)
+                norms = np.linalg.norm(means, axis=1, keepdims=True)
+                out[lo:hi] = means / np.where(norms > 0, norms, 1.0)
         return out
 
     def _lexical_problem(self) -> str | None:

@@ -190,6 +190,24 @@ def test_the_lexicon_cache_maps_its_rows_and_rewrites_an_old_cache(vector_index,
     assert refit.rows.shape[0] == len(vector_index) and np.allclose(refit.rows, first.rows, atol=1e-5)
 
 
+def test_a_timeline_of_float16_paper_vectors_gives_the_float32_features(vector_index):
+    """The editor's timeline keeps the paper vectors in float16 (half its memory); on real indexed
+    papers its features are those of the float32 timeline to the fourth decimal."""
+    import numpy as np
+    from peerlint.analyzers.novelty.features import Timeline
+
+    full, half = vector_index.paper_matrix(), vector_index.paper_matrix(dtype=np.float16)
+    assert half.dtype == np.float16 and np.abs(full - half).max() < 1e-3
+    wide, narrow = Timeline.of(vector_index, full), Timeline.of(vector_index, half)
+    assert narrow.similarities(full[:3]).dtype == np.float32
+    assert np.abs(wide.similarities(full[:3]) - narrow.similarities(full[:3])).max() < 2e-3
+    cutoff = int(np.max(vector_index.years))
+    for i in (0, 7, 42):
+        a = wide.features(full[i], cutoff, ("ACL", "NAACL"), [i])
+        b = narrow.features(full[i], cutoff, ("ACL", "NAACL"), [i])
+        assert np.allclose(a, b, atol=1e-3), (a, b)
+
+
 # -- methods on real papers ------------------------------------------------------------------------
 
 def test_date_knn_beats_chance_on_real_pairs(vector_index, tmp_path):

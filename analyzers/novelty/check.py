@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from ...index.papers import Hit
-from .model import Neighbourhood, Neighbours, NoveltyModel, load_or_train, text_features
+from .model import Neighbourhood, NoveltyModel, load_or_train, text_features
 from .features import Timeline
 from ...retrieval.retriever import HitView
 from ...types import Chunk, Judgment
@@ -126,7 +126,8 @@ class NoveltyChecker:
             if self._model is None:
                 index = self.retriever.index
                 self._model, lexicon = load_or_train(index, self.cache_dir)
-                self._timeline = Timeline.of(index, Neighbours(index).matrix, lexicon)
+                # the paper vectors in float16: half the memory of a server that has checked novelty once
+                self._timeline = Timeline.of(index, index.paper_matrix(dtype=np.float16), lexicon)
             return self._model, self._timeline
 
     def check(self, chunk: Chunk, llm=None, severity: str = "information", close: float = 0.85) -> Judgment:

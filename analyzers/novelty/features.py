@@ -39,6 +39,7 @@ TOP_PER_YEAR = 5
 RIDGE = {"is_latest": 10.0, "year": 3.0}
 LEXICAL_DIM = 256
 GRAMS_KEPT = 96  # per-(venue, year) Gram matrices kept (float32, 1.6 MB each at 641 dimensions): a field's ten-year window several times over
+SIMILARITY_BLOCK = 16_384  # float16 paper vectors widened to float32 this many at a time (24 MB)
 RIDGES_KEPT = 16  # fitted ridge models kept (callers ask in (field, cutoff) order)
 
 
@@ -120,7 +121,9 @@ class Timeline:
     the ridge models read `design` rows: the embedding, and the lexical vector when there is a lexicon."""
 
     def __init__(self, matrix: np.ndarray, years: np.ndarray, venues: Sequence[str], lexicon: Lexicon | None = None):
-        self.P = np.asarray(matrix, dtype=np.float32)
+        self.P = np.asarray(matrix)  # float32, or float16 (half the bytes: the editor's timeline)
+        if self.P.dtype not in (np.float16, np.float32):
+            self.P = self.P.astype(np.float32)
         self.lexicon = lexicon
         # the design rows are put together as they are read: the lexical rows (a mapped file once cached)
         # are read only for the fields a fit needs, and the paper vectors are not held a second time
@@ -152,9 +155,10 @@ class Timeline:
     def design_rows(self, rows) -> np.ndarray:
         """The design rows of these indexed papers (float32): the embedding, and with a lexicon its
         lexical vector, the two scaled by 1/sqrt(2) so that the row stays a unit vector."""
+        vectors = np.asarray(self.P[rows], dtype=np.float32)
         if self.lexicon is None:
-            return self.P[rows]
-        return np.hstack([self.P[rows], np.asarray(self.lexicon.rows[rows], dtype=np.float32)]) / np.float32(np.sqrt(2))
+            return vectors
+        return np.hstack([vectors, np.asarray(self.lexicon.rows[rows], dtype=np.float32)]) / np.float32(np.sqrt(2))
 
     def venue_mask(self, field: Sequence[str]) -> np.ndarray:
         key = tuple(sorted(v.lower() for v in field))
@@ -170,7 +174,13 @@ class Timeline:
     def similarities(self, vectors: np.ndarray) -> np.ndarray:
         """Cosine similarity of each vector (a row) to every paper, as one matrix product: on a busy
         machine a threaded BLAS runs one matrix-vector product several times slower than this."""
-        return np.asarray(vectors, dtype=np.float32).reshape(-1, self.P.shape[1]) @ self.P.T
+        V = np.asarray(vectors, dtype=np.float32).reshape(-1, self.P.shape[1])
+        if self.P.dtype == np.float32:
+            return V @ self.P.T
+        out = np.empty((len(V), len(self.P)), dtype=np.float32)
+        for lo in range(0, len(self.P), SIMILARITY_BLOCK):  # float16 rows widened a block at a time
+            out[:, lo:lo + SIMILARITY_BLOCK] = V @ self.P[lo:lo + SIMILARITY_BLOCK].astype(np.float32).T
+        return out
 
     def field_of(self, vector: np.ndarray, exclude: Sequence[int] = (), k: int = 10,
                  sims: np.ndarray | None = None) -> tuple[str, ...]:
