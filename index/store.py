@@ -31,6 +31,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import lexical
+from .embedding.embedder import Embedder, model_key, query_route
+from .embedding.query_cache import FILE_NAME, PersistentEmbedder
 from .npy_reader import NpyReader, prefetch
 from .papers import Hit, Paper, SearchFilter
 
@@ -278,8 +280,6 @@ class VectorIndex:
     @property
     def embedder(self):
         if self._embedder is None:
-            from .embedding.embedder import Embedder, model_key, query_route
-
             # the exact onnx twin of a torch index where it is exported: the same vectors without torch
             self._embedder = Embedder(route=query_route(self.manifest.model_id, self.query_embedding),
                                       model=model_key(self.manifest.model_id))
@@ -299,8 +299,6 @@ class VectorIndex:
 
         A second `peerlint check` of an unchanged paper then loads no embedding model at all.
         """
-        from .embedding.query_cache import FILE_NAME, PersistentEmbedder
-
         if not isinstance(self.embedder, PersistentEmbedder):
             self._embedder = PersistentEmbedder(self.embedder, cache_dir / FILE_NAME)
 

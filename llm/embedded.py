@@ -34,6 +34,7 @@ from typing import Any, Iterator, Sequence
 
 from .base import (ChoiceScores, GenerateParams, LLMBadOutput, LLMError, LLMUnavailable, LogLik, check_json,
                    normalise_logprobs)
+from . import models
 
 
 def _libgomp_loaded() -> bool:
@@ -84,8 +85,6 @@ def choose_gguf(explicit: str | os.PathLike[str] | None = None, fallback: bool =
     when `fallback`, with a `note` naming the problem, its fix and the judge used instead; a user's
     own file that does not exist is an error (there is no next-best guess for it).
     """
-    from . import models
-
     chosen = explicit or os.environ.get(GGUF_ENV) or os.environ.get(MODEL_ENV) or models.DEFAULT_MODEL
     name = str(chosen)
     if name not in models.MODELS:

@@ -28,6 +28,9 @@ from typing import Iterable, Protocol, Sequence
 import numpy as np
 
 from ...hashing import text_hash
+from ..ingest.load import default_corpus_path, load_papers
+from .cache import EmbeddingCache
+from .embedder import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -179,10 +182,6 @@ def export(cache: _Cache, model: str, max_tokens: int, content_hashes: Sequence[
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from ..ingest.load import default_corpus_path, load_papers
-    from .cache import EmbeddingCache
-    from .embedder import Embedder
-
     parser = argparse.ArgumentParser(prog="python -m peerlint.index.embedding.prebuilt",
                                      description="Write the shipped corpus's chunk vectors from a built default index.")
     parser.add_argument("--index", type=Path, required=True, help="a built index of the shipped corpus")

@@ -12,7 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from ..papers import Paper
+from .arxiv import snapshot_record_to_paper
+from .openalex import work_to_paper, works_of_record
 from .records import BadRecord, Warn, decoded_lines
+from .semantic_scholar import papers_record_to_paper
 
 PROCEEDINGS, ARXIV, OPENALEX, S2_PAPERS, S2_ABSTRACTS = (
     "proceedings", "arxiv-snapshot", "openalex", "s2-papers", "s2-abstracts")
@@ -73,12 +76,8 @@ Converter = Callable[[Mapping[str, Any], str], Iterable["Paper | BadRecord"]]
 def converter_for(layout: str, s2_abstracts=None) -> Converter:
     """record, fallback id -> papers (or the BadRecord of each unusable work within the record)."""
     if layout == ARXIV:
-        from .arxiv import snapshot_record_to_paper
-
         return lambda record, _fallback: [snapshot_record_to_paper(record)]
     if layout == OPENALEX:
-        from .openalex import work_to_paper, works_of_record
-
         def openalex(record: Mapping[str, Any], _fallback: str) -> list[Paper | BadRecord]:
             works = works_of_record(record)
             if len(works) == 1:
@@ -93,7 +92,5 @@ def converter_for(layout: str, s2_abstracts=None) -> Converter:
 
         return openalex
     if layout == S2_PAPERS:
-        from .semantic_scholar import papers_record_to_paper
-
         return lambda record, _fallback: [papers_record_to_paper(record, s2_abstracts)]
     raise ValueError(f"no converter for layout {layout!r}")

@@ -24,7 +24,9 @@ from pathlib import Path
 from ..papers import Paper
 from . import layouts
 from .identity import PaperSet, normalise_arxiv_id, normalise_doi
+from .latex_sources import read_bib, read_tex
 from .records import MAX_ROW_WARNINGS, BadRecord, FileReport, Warn, decoded_lines, clean_text, parse_date
+from .semantic_scholar import AbstractStore
 from .where import CorpusFilter, WhereError
 
 log = logging.getLogger(__name__)
@@ -201,8 +203,6 @@ def _read_located(paths: list[Path], warn: Warn, keep: CorpusFilter | None = Non
     store = None
     if abstracts:
         if any(layout == layouts.S2_PAPERS for _, _, layout in files):
-            from .semantic_scholar import AbstractStore
-
             store = AbstractStore()
             for path in abstracts:
                 store.add_file(path, warn)
@@ -230,8 +230,6 @@ def _read_file(path: Path, tex_id: str, layout: str | None, warn: Warn, store) -
         return _read_jsonl(path, warn, layouts.converter_for(layout, store))
     if kind == "csv":
         return _read_csv(path, warn)
-    from .latex_sources import read_bib, read_tex  # LaTeX tooling is loaded only for the corpora that need it
-
     return read_bib(path, warn) if kind == "bib" else read_tex(path, tex_id, warn)
 
 

@@ -25,6 +25,7 @@ from . import arxiv as arxiv_api
 from . import openalex as openalex_api
 from .api_client import ApiClient
 from .identity import PaperSet
+from .load import CorpusError, read_corpus
 from .pull_plan import PullError, PullPlan
 from .records import BadRecord, Warn
 
@@ -130,8 +131,6 @@ class PullSession:
         if not out.parent.is_dir():
             raise PullError(f"--out {out}: the folder {out.parent} does not exist; create it first")
         if out.exists():
-            from .load import CorpusError, read_corpus
-
             try:
                 for paper in read_corpus([out], warn=self.warn):
                     self.papers.add(paper)
