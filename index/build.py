@@ -16,7 +16,7 @@ import numpy as np
 from ..hashing import text_hash
 from .embedding.cache import EmbeddingCache
 from .embedding.embedder import DIM, Embedder
-from .embedding.prebuilt import Seeded, seed_cache
+from .embedding.prebuilt import VectorCache, shipped_first
 from .append import append_build, appendable_prefix, read_manifest
 from .entities import write_entities
 from .papers import Paper
@@ -39,7 +39,7 @@ class BuildReport:
     appended: int = 0  # papers appended to the previous build's graph and BM25 table (0: a full build)
 
 
-def chunk_and_embed(papers: Iterable[Paper], content_hashes: Sequence[str], embedder: Embedder, cache: EmbeddingCache,
+def chunk_and_embed(papers: Iterable[Paper], content_hashes: Sequence[str], embedder: Embedder, cache: VectorCache,
                     max_tokens: int, show: bool) -> tuple[list[tuple[int, int, int, str]], np.ndarray, int, float]:
     """Split each paper's text into ≤max_tokens spans and give every span its vector, `BLOCK` papers at a time,
     computing only what the cache lacks (spans by content hash, vectors by chunk hash) and saving as it goes.
@@ -78,7 +78,7 @@ def chunk_and_embed(papers: Iterable[Paper], content_hashes: Sequence[str], embe
     return rows, np.concatenate(parts) if parts else np.zeros((0, DIM), np.float32), embedded, embed_seconds
 
 
-def _spans(texts: Sequence[str], hashes: Sequence[str], embedder: Embedder, cache: EmbeddingCache,
+def _spans(texts: Sequence[str], hashes: Sequence[str], embedder: Embedder, cache: VectorCache,
            max_tokens: int) -> dict[str, list[tuple[int, int]]]:
     """Each text's chunk spans by content hash: from the cache, the rest split now and cached."""
     spans = cache.get_spans(hashes, max_tokens)
@@ -134,8 +134,8 @@ def build_index(papers: Sequence[Paper], root: Path | str, embedder: Embedder | 
         kept = appendable_prefix(root, papers, content_hashes, embedder.model_id, max_tokens)
         todo = papers[kept:]  # the whole corpus, or only what an append adds to the live build
         todo_hashes = content_hashes[kept:]
-        seeded = seed_cache(cache, embedder.model_id, max_tokens, (p.text for p in todo)) if shipped_vectors else Seeded()
-        rows, vectors, missing, embed_seconds = chunk_and_embed(todo, todo_hashes, embedder, cache, max_tokens,
+        lookup, notice = shipped_first(cache, embedder.model_id, max_tokens) if shipped_vectors else (cache, "")
+        rows, vectors, missing, embed_seconds = chunk_and_embed(todo, todo_hashes, embedder, lookup, max_tokens,
                                                                 show_progress)
         if kept:
             with Progress("appending", total=len(rows), unit="vec", show=show_progress) as bar:
@@ -149,7 +149,7 @@ def build_index(papers: Sequence[Paper], root: Path | str, embedder: Embedder | 
     finally:
         cache.close()
     return BuildReport(str(root), len(papers), chunks, missing, chunks - missing, time.perf_counter() - t0,
-                       embed_seconds, seeded.notice, appended=len(todo) if kept else 0)
+                       embed_seconds, notice, appended=len(todo) if kept else 0)
 
 
 def default_index_path() -> Path:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from peerlint.index.embedding.cache import EmbeddingCache
-from peerlint.index.embedding.prebuilt import SHIPPED, ShippedVectors, export, seed_cache
+from peerlint.index.embedding.prebuilt import SHIPPED, ShippedFirst, ShippedVectors, export, shipped_first
 from peerlint.hashing import text_hash
 
 TEXTS = ["Dual encoders retrieve passages. Cross-encoders rerank them.", "Batch norm helps autoencoders."]
@@ -24,38 +24,43 @@ def _filled_cache(path, model="m@torch"):
     return cache, chunks
 
 
-def test_export_then_seed_gives_the_same_vectors(tmp_path):
+def test_export_then_look_up_gives_the_same_vectors_without_copying_them(tmp_path):
     source, chunks = _filled_cache(tmp_path / "a.sqlite")
     out = tmp_path / "vectors.npz"
     assert export(source, "m@torch", 200, [text_hash(t) for t in TEXTS], chunks, out) == 3
     fresh = EmbeddingCache(tmp_path / "b.sqlite")
-    seeded = seed_cache(fresh, "m@torch", 200, TEXTS, path=out)
-    assert (seeded.vectors, seeded.notice) == (3, "")
-    assert fresh.get_spans([text_hash(TEXTS[0])], 200) == {text_hash(TEXTS[0]): SPANS[0]}
-    want, got = source.get_vectors("m@torch", chunks), fresh.get_vectors("m@torch", chunks)
-    assert all(np.array_equal(want[h], got[h]) for h in chunks)
-    assert seed_cache(fresh, "m@torch", 200, TEXTS, path=out).vectors == 0  # already there: nothing copied twice
+    lookup, notice = shipped_first(fresh, "m@torch", 200, path=out)
+    assert isinstance(lookup, ShippedFirst) and notice == ""
+    assert lookup.get_spans([text_hash(TEXTS[0])], 200) == {text_hash(TEXTS[0]): SPANS[0]}
+    want, got = source.get_vectors("m@torch", chunks), lookup.get_vectors("m@torch", chunks + chunks[:1])
+    assert all(np.array_equal(want[h], got[h]) for h in chunks)  # float16 in the file as in the cache
+    assert lookup.vectors_found == 3 and fresh.get_vectors("m@torch", chunks) == {}  # read, not copied
+    new = {"ab" * 16: np.ones(384, np.float32)}  # a chunk the file lacks: embedded, then cached
+    lookup.put_vectors("m@torch", new)
+    assert set(lookup.get_vectors("m@torch", chunks + ["ab" * 16])) == {*chunks, "ab" * 16}
 
 
-def test_edited_text_other_model_and_other_chunking_are_not_seeded(tmp_path):
+def test_edited_text_other_model_and_other_chunking_are_not_looked_up(tmp_path):
     source, chunks = _filled_cache(tmp_path / "a.sqlite")
     out = tmp_path / "vectors.npz"
     export(source, "m@torch", 200, [text_hash(t) for t in TEXTS], chunks, out)
     edited = EmbeddingCache(tmp_path / "c.sqlite")
-    assert seed_cache(edited, "m@torch", 200, [TEXTS[0] + " Edited."], path=out).vectors == 0
+    lookup, _ = shipped_first(edited, "m@torch", 200, path=out)
+    assert lookup.get_spans([text_hash(TEXTS[0] + " Edited.")], 200) == {}
     other = EmbeddingCache(tmp_path / "d.sqlite")
-    seeded = seed_cache(other, "m@onnx-int8", 200, TEXTS, path=out)
-    assert seeded.vectors == 0 and "m@torch" in seeded.notice and "m@onnx-int8" in seeded.notice
-    assert other.get_vectors("m@onnx-int8", chunks) == {}
-    assert seed_cache(EmbeddingCache(tmp_path / "e.sqlite"), "m@torch", 120, TEXTS, path=out).vectors == 0
+    lookup, notice = shipped_first(other, "m@onnx-int8", 200, path=out)
+    assert lookup is other and "m@torch" in notice and "m@onnx-int8" in notice
+    assert shipped_first(EmbeddingCache(tmp_path / "e.sqlite"), "m@torch", 120, path=out)[1] == ""
+    plain = EmbeddingCache(tmp_path / "f.sqlite")
+    assert shipped_first(plain, "m@torch", 120, path=out)[0] is plain
 
 
 def test_missing_or_damaged_file_means_embedding_as_before(tmp_path):
     cache = EmbeddingCache(tmp_path / "a.sqlite")
-    assert seed_cache(cache, "m@torch", 200, TEXTS, path=tmp_path / "none.npz").vectors == 0
+    assert shipped_first(cache, "m@torch", 200, path=tmp_path / "none.npz") == (cache, "")
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"PK\x03\x04 not a zip")
-    assert seed_cache(cache, "m@torch", 200, TEXTS, path=bad).notice == ""
+    assert shipped_first(cache, "m@torch", 200, path=bad) == (cache, "")
     with pytest.raises(ValueError, match="build the default index first"):
         export(cache, "m@torch", 200, [text_hash(t) for t in TEXTS], ["00" * 16], tmp_path / "x.npz")
 
@@ -83,19 +88,21 @@ def test_building_shipped_papers_embeds_nothing(tmp_path):
     assert len(open_index(tmp_path / "index")) == 300
 
 
-def test_the_environment_can_turn_seeding_off(tmp_path, monkeypatch):
+def test_the_environment_can_turn_the_shipped_vectors_off(tmp_path, monkeypatch):
     source, chunks = _filled_cache(tmp_path / "a.sqlite")
     out = tmp_path / "vectors.npz"
     export(source, "m@torch", 200, [text_hash(t) for t in TEXTS], chunks, out)
     monkeypatch.setenv("PEERLINT_SHIPPED_VECTORS", str(out))
-    assert seed_cache(EmbeddingCache(tmp_path / "b.sqlite"), "m@torch", 200, TEXTS).vectors == 3
+    lookup, _ = shipped_first(EmbeddingCache(tmp_path / "b.sqlite"), "m@torch", 200)
+    assert len(lookup.get_vectors("m@torch", chunks)) == 3
     monkeypatch.setenv("PEERLINT_SHIPPED_VECTORS", "")
-    assert seed_cache(EmbeddingCache(tmp_path / "c.sqlite"), "m@torch", 200, TEXTS).vectors == 0
+    plain = EmbeddingCache(tmp_path / "c.sqlite")
+    assert shipped_first(plain, "m@torch", 200) == (plain, "")
 
 
-def test_gpu_chunks_and_int8_pack_seed_what_a_build_would_embed(tmp_path):
+def test_gpu_chunks_and_int8_pack_give_what_a_build_would_embed(tmp_path):
     """The one-time GPU path: chunk a corpus exactly as a build does, take int8 vectors back in order,
-    pack them (format 2) and seed a cache: every chunk of every paper is found, within int8's error."""
+    pack them (format 2) and look them up as a build does: every chunk of every paper is found, within int8's error."""
     import json
     import sys
     from pathlib import Path
@@ -136,10 +143,10 @@ def test_gpu_chunks_and_int8_pack_seed_what_a_build_would_embed(tmp_path):
 
     texts = [p.text for p in load_papers([corpus], warn=lambda m: None)]  # as a build reads them
     model = Embedder().model_id
-    cache = EmbeddingCache(tmp_path / "cache.sqlite")
-    seeded = seed_cache(cache, model, 200, texts, path=out)
-    assert seeded.vectors == len(exact) and seeded.notice == ""
-    got = cache.get_vectors(model, index["chunk_hashes"])
+    lookup, notice = shipped_first(EmbeddingCache(tmp_path / "cache.sqlite"), model, 200, path=out)
+    assert notice == "" and set(lookup.get_spans([text_hash(t) for t in texts], 200)) == {text_hash(t) for t in texts}
+    got = lookup.get_vectors(model, index["chunk_hashes"])
+    assert len(got) == len(exact)
     cosines = [float(got[h] @ exact[i]) / float(np.linalg.norm(got[h])) for i, h in enumerate(index["chunk_hashes"])]
     assert min(cosines) > 0.999
 

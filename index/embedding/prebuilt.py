@@ -2,9 +2,11 @@
 
 Pyserini users expect prebuilt indexes; here the expensive part of a build is embedding ~25k
 chunks (~14 minutes on two cores), so the package ships those chunk vectors and each paper's
-chunk spans, keyed by the embedding model id and by text hash.  A build seeds its embedding
-cache from this file: chunks whose text is unchanged reuse the shipped vector, edited or added
-papers are embedded as usual, and another model (route) embeds everything, with one notice.
+chunk spans, keyed by the embedding model id and by text hash.  A build looks a paper's spans and a
+chunk's vector up in this file first (`ShippedFirst`), then in its embedding cache: chunks whose text
+is unchanged reuse the shipped vector, edited or added papers are embedded (and cached) as usual,
+and another model (route) embeds everything, with one notice. The shipped rows are not copied into
+the cache: the file ships with the package, and copying 274k rows cost a default build ~10 s.
 The vectors are int8 with one scale each (format 2; format 1, float16, is still read), rounded to
 `SHIPPED_LEVELS` levels and deflate-compressed; `peerlint bench index` measures the recall this costs
 against float vectors on ACM-CR.
@@ -23,7 +25,7 @@ import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Protocol, Sequence
+from typing import Protocol, Sequence
 
 import numpy as np
 
@@ -49,22 +51,13 @@ def shipped_path() -> Path | None:
     return Path(value) if value else None
 
 
-class _Cache(Protocol):
-    """The part of `EmbeddingCache` this module reads and fills."""
+class VectorCache(Protocol):
+    """What a build reads spans and vectors from and fills: `EmbeddingCache`, or `ShippedFirst` in front of it."""
 
     def get_spans(self, hashes: Sequence[str], max_tokens: int) -> dict[str, list[tuple[int, int]]]: ...
     def put_spans(self, items: dict[str, list[tuple[int, int]]], max_tokens: int) -> None: ...
     def get_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
     def put_vectors(self, model: str, items: dict[str, np.ndarray]) -> None: ...
-
-
-@dataclass(frozen=True)
-class Seeded:
-    """What a build took from the shipped file; `notice` is one line for the user, or empty."""
-
-    spans: int = 0
-    vectors: int = 0
-    notice: str = ""
 
 
 @dataclass(frozen=True)
@@ -79,10 +72,25 @@ class ShippedVectors:
 
     def row(self, i: int) -> np.ndarray:
         """Chunk `i`'s vector as float32, unit length as embedded (int8 rows are normalised)."""
+        return self.rows(np.array([i]))[0]
+
+    def rows(self, keys: np.ndarray) -> np.ndarray:
+        """The vectors of chunks `keys` as float32 rows, unit length as embedded (int8 rows are normalised:
+        rounding shrinks a row a little; the scale cancels out)."""
+        v = self.vectors[np.asarray(keys, dtype=np.int64)].astype(np.float32)
         if self.scales is None:
-            return self.vectors[i].astype(np.float32)
-        v = self.vectors[i].astype(np.float32)
-        return v / max(float(np.linalg.norm(v)), 1e-12)  # rounding shrinks a row a little; the scale cancels out
+            return v
+        return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), np.float32(1e-12))
+
+    @functools.cached_property
+    def paper_row(self) -> dict[str, int]:
+        """content hash -> its index in `content_hashes` / `spans`."""
+        return {h: i for i, h in enumerate(self.content_hashes)}
+
+    @functools.cached_property
+    def chunk_row(self) -> dict[str, int]:
+        """chunk hash -> its row of `vectors`."""
+        return {h: i for i, h in enumerate(self.chunk_hashes)}
 
     @classmethod
     def load(cls, path: Path = SHIPPED) -> "ShippedVectors | None":
@@ -130,34 +138,52 @@ def _hex(rows: np.ndarray) -> list[str]:
     return [bytes(r).hex() for r in rows]
 
 
-def seed_cache(cache: _Cache, model: str, max_tokens: int, texts: Iterable[str], path: Path | None = None) -> Seeded:
-    """Copy into `cache` the shipped spans and vectors of these paper texts that the cache lacks.
+class ShippedFirst:
+    """A build's embedding cache with the shipped file in front of it: spans and vectors are looked up in
+    the shipped file first, the rest in the cache; what is new goes to the cache."""
 
-    `path` defaults to `shipped_path()`; with seeding turned off nothing is copied. `texts` is read once
-    and only the shipped ones are kept, so a million papers streamed from disk cost no more than 17k.
-    """
+    def __init__(self, cache: VectorCache, shipped: ShippedVectors):
+        self.cache, self.shipped = cache, shipped
+        self.spans_found = self.vectors_found = 0  # how many came from the shipped file
+
+    def get_spans(self, hashes: Sequence[str], max_tokens: int) -> dict[str, list[tuple[int, int]]]:
+        at = self.shipped.paper_row
+        found = {h: self.shipped.spans[at[h]] for h in hashes if h in at}
+        self.spans_found += len(found)
+        rest = [h for h in hashes if h not in found]
+        return found | (self.cache.get_spans(rest, max_tokens) if rest else {})
+
+    def put_spans(self, items: dict[str, list[tuple[int, int]]], max_tokens: int) -> None:
+        self.cache.put_spans(items, max_tokens)
+
+    def get_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        at = self.shipped.chunk_row
+        known = list(dict.fromkeys(h for h in hashes if h in at))
+        found = dict(zip(known, self.shipped.rows(np.array([at[h] for h in known], dtype=np.int64)))) if known else {}
+        self.vectors_found += len(found)
+        rest = [h for h in hashes if h not in found]
+        return found | (self.cache.get_vectors(model, rest) if rest else {})
+
+    def put_vectors(self, model: str, items: dict[str, np.ndarray]) -> None:
+        self.cache.put_vectors(model, items)
+
+
+def shipped_first(cache: VectorCache, model: str, max_tokens: int, path: Path | None = None) -> tuple[VectorCache, str]:
+    """The lookup a build of `model` chunks at `max_tokens` should use, and one line for the user (or "").
+
+    `path` defaults to `shipped_path()`. Without a readable shipped file, or when the environment turned
+    it off, or for another chunking, the cache alone (nothing to say); for another model, the cache
+    alone and a notice that every chunk is embedded."""
     path = path or shipped_path()
     shipped = ShippedVectors.load(path) if path is not None else None
     if shipped is None or shipped.max_tokens != max_tokens:
-        return Seeded()
-    known_texts = set(shipped.content_hashes)
-    by_hash = {h: t for t in texts if (h := text_hash(t)) in known_texts}
-    mine = [(h, s) for h, s in zip(shipped.content_hashes, shipped.spans) if h in by_hash]
-    known = cache.get_spans([h for h, _ in mine], max_tokens)
-    cache.put_spans({h: s for h, s in mine if h not in known}, max_tokens)
-    if not mine:
-        return Seeded()
+        return cache, ""
     if shipped.model != model:
-        return Seeded(len(mine), 0, f"the shipped vectors are for {shipped.model}, not {model}: embedding every chunk")
-    wanted = {text_hash(by_hash[h][a:b]) for h, spans in mine for a, b in spans}
-    row = {h: i for i, h in enumerate(shipped.chunk_hashes) if h in wanted}
-    have = cache.get_vectors(model, list(row))
-    fresh = {h: shipped.row(i) for h, i in row.items() if h not in have}
-    cache.put_vectors(model, fresh)
-    return Seeded(len(mine) - len(known), len(fresh))
+        return cache, f"the shipped vectors are for {shipped.model}, not {model}: embedding every chunk"
+    return ShippedFirst(cache, shipped), ""
 
 
-def export(cache: _Cache, model: str, max_tokens: int, content_hashes: Sequence[str], chunk_hashes: Sequence[str],
+def export(cache: VectorCache, model: str, max_tokens: int, content_hashes: Sequence[str], chunk_hashes: Sequence[str],
            out: Path) -> int:
     """Write the shipped file from a built index's cache; returns the number of chunk vectors written."""
     spans = cache.get_spans(content_hashes, max_tokens)
@@ -191,10 +217,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     papers = load_papers([default_corpus_path()], warn=lambda m: None)
     content = [text_hash(p.text) for p in papers]
     cache = EmbeddingCache(args.index / "embeddings.sqlite")
-    try:
-        spans = cache.get_spans(content, args.max_tokens)
+    model = Embedder().model_id
+    try:  # the chunks the build embedded are in its cache; those it took from the current file, there
+        lookup, _ = shipped_first(cache, model, args.max_tokens)
+        spans = lookup.get_spans(content, args.max_tokens)
         chunks = [text_hash(p.text[a:b]) for p, h in zip(papers, content) for a, b in spans.get(h, [])]
-        n = export(cache, Embedder().model_id, args.max_tokens, content, chunks, args.out)
+        n = export(lookup, model, args.max_tokens, content, chunks, args.out)
     except ValueError as exc:
         print(f"peerlint: error: {exc}", file=sys.stderr)
         return 2
