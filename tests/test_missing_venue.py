@@ -27,3 +27,23 @@ def test_a_venue_the_index_lacks_is_said_once_and_one_it_holds_is_not(vector_ind
     assert not [w for w in acl.warnings if "holds no" in w]
     assert any(s.venue_style is not None for s in acl.summaries)
     assert missing_venue(vector_index, "") == "" and missing_venue(vector_index, "acl") == ""
+
+
+def test_a_workshop_the_index_holds_is_said_to_be_too_small_to_judge_style_against(tmp_path):
+    """On the default corpus: SDP's 130 workshop papers are indexed but teach the venue head nothing, so
+    an SDP target gets no style percentile; the user is told why and which venues do have one."""
+    from pathlib import Path
+
+    import pytest
+    from peerlint.analyzers.drafts.summaries import missing_venue
+    from peerlint.index.build import default_index_path
+    from peerlint.index.store import open_index
+
+    root = Path(default_index_path())
+    if not (root / "CURRENT").exists():
+        pytest.skip("the default index is not built here (make demo builds it)")
+    index = open_index(root)
+    said = missing_venue(index, "sdp")
+    assert "too few SDP papers to learn its style from" in said and "NeurIPS" in said and "targetVenue" in said
+    assert missing_venue(index, "neurips") == ""
+    assert "holds no OSDI papers" in missing_venue(index, "OSDI")

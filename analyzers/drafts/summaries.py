@@ -130,18 +130,32 @@ def sections_of(chunks: Sequence[Chunk]) -> list[list[Chunk]]:
     return list(groups.values())
 
 
+def styled_venues(index) -> tuple[str, ...]:
+    """The venues a section's style can be placed among: the venue head's (main venues with enough
+    papers, `heads.head_labels`); none when the index's vectors are not the model's."""
+    head = venue_head_for(index, cache_root()) if compatible(index.manifest.model_id, index) else None
+    return head.classes if head is not None else ()
+
+
 def missing_venue(index, venue: str) -> str:
-    """What to say, once, when the target venue has no paper in the index: its style percentile and its
-    `off-venue-style` findings need the venue's own papers, so they are left out ("" when it has some)."""
+    """What to say, once, when the target venue is not one the venue head learnt: its style percentile and
+    its `off-venue-style` findings need the venue's own papers, so they are left out ("" when it is one)."""
     if not venue or index is None:
         return ""
-    held = sorted({str(v) for v in np.unique(np.asarray(index.venues).astype(str))})
-    if venue.lower() in held:
+    styled = styled_venues(index)
+    if venue.lower() in {v.lower() for v in styled}:
         return ""
     name = display_venue(venue)
-    some = ", ".join(display_venue(v) for v in held[:12]) + (", ..." if len(held) > 12 else "")
+    held, counts = np.unique(np.asarray(index.venues).astype(str), return_counts=True)
+    size = dict(zip(held, counts))
+    styled = sorted(styled, key=lambda v: (-size.get(v, 0), v))  # the largest first
+    some = ", ".join(display_venue(v) for v in styled[:12]) + (", ..." if len(styled) > 12 else "")
+    fix = f"set targetVenue to one it holds ({some})" if styled else "set targetVenue"
+    if venue.lower() in {str(v).lower() for v in held}:
+        return (f"the index holds too few {name} papers to learn its style from (a workshop, or under 0.2% of the "
+                f"index), so there is no {name} style percentile and no off-venue-style finding; {fix}")
     return (f"the index holds no {name} papers, so there is no {name} style percentile and no off-venue-style "
-            f"finding; set targetVenue to a venue it holds ({some}) or add {name} papers to the index")
+            f"finding; {fix} or add {name} papers to the index")
 
 
 @dataclass(frozen=True)
