@@ -2,7 +2,8 @@
 
 Every command a script might parse takes `--json`. Errors a user can cause print one line
 starting with `peerlint: error:` and the fix, and exit with status 2; no tracebacks.
-Each command lives in `server/commands/<name>.py` and registers its own parser there.
+Each command lives in `server/commands/<name>.py` and registers its own parser there; only the
+module of the command being run is imported (the others are listed by their help line).
 """
 
 from __future__ import annotations
@@ -15,26 +16,38 @@ from typing import Sequence
 
 from .. import __version__
 from ..errors import UserError
-from .commands import bench, check, chunks, corpus, diff, doctor, ideas, index, models, search, serve
+from .commands import HELP, load
 
 EXIT_USAGE = 2
-COMMANDS = (serve, index, corpus, search, check, chunks, diff, doctor, models, bench, ideas)  # in the order `--help` lists them
 
 
-def build_parser() -> argparse.ArgumentParser:
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The command `argv` runs: its first word that is not an option (`peerlint -v check x` -> check)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for `argv`: the full parser of the command it names, the others listed by name and help
+    only (so `peerlint --help` imports no command). Without `argv`, every command's full parser (the
+    docs and tests walk it)."""
     parser = argparse.ArgumentParser(
         prog="peerlint",
         description="A LaTeX writing assistant for researchers: compares a draft with published proceedings.")
     parser.add_argument("--version", action="version", version=f"peerlint {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages to stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in COMMANDS:
-        command.register(sub)
+    chosen = chosen_command(argv) if argv is not None else None
+    for name, help in HELP.items():
+        if argv is None or name == chosen:
+            load(name).register(sub)
+        else:
+            sub.add_parser(name, help=help)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="peerlint: %(levelname)s: %(message)s")

@@ -106,11 +106,34 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(index_path):
     assert "Traceback" not in err and "BrokenPipe" not in err
 
 
-def test_building_the_cli_parser_loads_no_heavy_library():
-    """Every command pays for `--help`'s parser: it must not import a model or protocol library (lsprotocol alone is 1 s)."""
-    code = ("import sys; from peerlint.server.cli import build_parser; build_parser(); "
-            "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers', 'lsprotocol', 'pygls', "
-            "'sklearn', 'llama_cpp', 'usearch', 'matplotlib', 'scipy') if m in sys.modules))")
+HEAVY = ('torch', 'sentence_transformers', 'transformers', 'lsprotocol', 'pygls', 'sklearn', 'llama_cpp', 'usearch',
+         'matplotlib', 'scipy', 'numpy')
+
+
+def _loaded_by(argv: list[str]) -> tuple[list[str], list[str]]:
+    """The heavy libraries and the command modules that building the parser for `argv` imports."""
+    code = (f"import sys; from peerlint.server.cli import build_parser; build_parser({argv!r}); "
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules)); "
+            "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('peerlint.server.commands.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
+    heavy, commands = out.stdout.strip().splitlines()
+    return eval(heavy), eval(commands)
+
+
+def test_peerlint_help_imports_no_command_and_a_command_only_its_own():
+    """`peerlint --help` lists every command from one table and imports none of them (nor numpy);
+    a command imports its own module, which loads what it needs, and no other command's."""
+    heavy, commands = _loaded_by(["--help"])
+    assert heavy == [] and commands == []
+    heavy, commands = _loaded_by(["-v", "search", "some words"])
+    assert commands == ["common", "search"]
+    assert not set(heavy) & {"torch", "sentence_transformers", "lsprotocol", "pygls", "llama_cpp", "matplotlib"}
+    heavy, commands = _loaded_by(["bench", "--help"])  # every benchmark's parser, none of their machinery
+    assert commands == ["bench"] and not set(heavy) & {"torch", "lsprotocol", "sklearn", "llama_cpp", "scipy"}
+    from peerlint.server.cli import build_parser
+    from peerlint.server.commands import HELP
+
+    every = build_parser()  # the docs walk every command's options
+    sub = next(a for a in every._actions if a.dest == "command")
+    assert list(sub.choices) == list(HELP) and all(p._actions[1:] for p in sub.choices.values())

@@ -6,10 +6,11 @@ import argparse
 
 from ...benchmarks.registry import BENCHMARKS
 from ...errors import UserError
+from . import HELP
 
 
 def register(sub) -> None:
-    bench = sub.add_parser("bench", help="reproduce the measurements behind peerlint's judgments")
+    bench = sub.add_parser("bench", help=HELP["bench"])
     bench.set_defaults(handler=_no_benchmark)
     bsub = bench.add_subparsers(dest="bench_command", metavar="BENCH")
     for b in BENCHMARKS:

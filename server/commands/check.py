@@ -11,10 +11,16 @@ from ...errors import UserError
 from .common import display_path, index_arg, load_settings, project_file, warn
 from ...llm.base import LLMError
 from ...types import ProjectSource
+from ...analyzers.drafts.paper_diff import revision_lenses
+from ...analyzers.drafts.revision_check import compare, compared_with
+from ...latex.parse import parse_options
+from ...analyzers.checker import Checker
+from ...analyzers.project_check import check_file
+from . import HELP
 
 
 def register(sub) -> None:
-    p = sub.add_parser("check", help="diagnose a LaTeX file (or its whole project) and print file:line:col findings")
+    p = sub.add_parser("check", help=HELP["check"])
     p.add_argument("file", type=Path, help="a .tex file of the project, or its folder (its root file is used)")
     p.add_argument("--root", type=Path, help="the project's root .tex (default: found from FILE, said when ambiguous)")
     index_arg(p)
@@ -30,10 +36,6 @@ def revision_verdicts(file: Path, root: Path | None, checker, rev: str) -> list:
     """The verdict (`paper_diff.RevisionLens`, as the editor's lens shows it) on each paragraph edited
     since `rev`; none outside git.  The LM is loaded only when a paragraph changed; a bad revision or a
     missing LM is a warning, not a failure."""
-    from ...analyzers.drafts.paper_diff import revision_lenses  # see `run`
-    from ...analyzers.drafts.revision_check import compare, compared_with
-    from ...latex.parse import parse_options
-
     source = ProjectSource(file, root)  # no text at open: outside git there is nothing to compare with
     if not rev or compared_with(source, rev) is None:
         return []
@@ -49,10 +51,6 @@ def revision_verdicts(file: Path, root: Path | None, checker, rev: str) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    # the machinery loads when the command runs, not when `peerlint --help` builds every parser (~1 s of numpy & co)
-    from ...analyzers.checker import Checker
-    from ...analyzers.project_check import check_file
-
     file, root = project_file(args.file, args.root)
     checker = Checker(load_settings(args.settings), index_path=args.index, keep_judgments=False, warn=warn)
     retriever = checker.retriever()

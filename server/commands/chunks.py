@@ -13,10 +13,12 @@ import json
 from pathlib import Path
 
 from .common import display_path, load_settings, project_file, warn
+from ...analyzers.project_check import read_project
+from . import HELP
 
 
 def register(sub) -> None:
-    p = sub.add_parser("chunks", help="show the prose peerlint reads from a LaTeX file's project, chunk by chunk")
+    p = sub.add_parser("chunks", help=HELP["chunks"])
     p.add_argument("file", type=Path, help="a .tex file of the project, or its folder (its root file is used)")
     p.add_argument("--root", type=Path, help="the project's root .tex (default: found from FILE, said when ambiguous)")
     p.add_argument("--settings", type=Path, help="JSON file of settings, as the editor would send them")
@@ -29,8 +31,6 @@ def _position(p) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...analyzers.project_check import read_project
-
     file, root = project_file(args.file, args.root)
     found = read_project(file, load_settings(args.settings), root=root)  # the project: the root's folder
     for w in found.warnings:

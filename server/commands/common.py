@@ -10,6 +10,10 @@ from pathlib import Path
 from ...errors import UserError
 from ...settings import Settings
 from ...locations import cache_root
+from ..config import updated
+from ...latex.roots import root_in_folder
+from ...index.build import default_index_path
+from ...index.store import IndexError_, open_index
 
 
 def warn(message: str) -> None:
@@ -22,8 +26,6 @@ def index_arg(p: argparse.ArgumentParser) -> None:
 
 
 def load_settings(path: Path | None):
-    from ..config import updated
-
     settings = Settings()
     if path is not None:
         try:
@@ -42,8 +44,6 @@ def project_file(file: Path, root: Path | None) -> tuple[Path, Path | None]:
             raise UserError(f"no such file: {path}")
     if not file.is_dir():
         return file, root
-    from ...latex.roots import root_in_folder
-
     choice = root_in_folder(file)
     if choice is None:
         raise UserError(f"{file} holds no .tex file with \\documentclass (nor does any folder right inside it); "
@@ -54,8 +54,6 @@ def project_file(file: Path, root: Path | None) -> tuple[Path, Path | None]:
 
 
 def index_path(path: Path | None) -> Path:
-    from ...index.build import default_index_path
-
     return path or default_index_path()
 
 
@@ -63,8 +61,6 @@ def open_index_or_fail(path: Path | None, query_embedding: str = "exact", read_a
     """The index at `path` (or the default), ready to search; its queries are embedded exactly unless
     `query_embedding` says "int8" (`check` follows the editor's setting, `search` stays exact).
     `read_ahead`: False where nothing will be searched (`index info`)."""
-    from ...index.store import IndexError_, open_index
-
     try:
         index = open_index(index_path(path), read_ahead=read_ahead)
     except IndexError_ as exc:

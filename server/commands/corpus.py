@@ -15,12 +15,14 @@ from pathlib import Path
 from ...errors import UserError
 from .common import warn
 from ...index.ingest.where import is_date
+from ...index.ingest import pull
+from . import HELP
 
 EXIT_STOPPED = 3  # the pull stopped early (budget, rate limit, network) and can be resumed
 
 
 def register(sub) -> None:
-    corpus = sub.add_parser("corpus", help="pull works from open scholarly APIs into a corpus file")
+    corpus = sub.add_parser("corpus", help=HELP["corpus"])
     corpus.set_defaults(handler=lambda args: _usage(corpus))
     csub = corpus.add_subparsers(dest="corpus_command", metavar="ACTION")
     pull = csub.add_parser(
@@ -94,8 +96,6 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def run_pull(args: argparse.Namespace) -> int:
-    from ...index.ingest import pull
-
     for name in ("max_works", "max_requests", "citing_per_work"):
         if getattr(args, name) < 1:
             raise UserError(f"--{name.replace('_', '-')} must be at least 1")

@@ -17,12 +17,16 @@ from ...errors import UserError
 from ...tables import format_table
 from .common import display_path, load_settings, project_file, warn
 from ...llm.base import LLMError
+from ...analyzers.checker import Checker
+from ...analyzers.drafts.paper_diff import diff_project
+from ...latex.parse import parse_options
+from . import HELP
 
 FIRST_WORDS = 8
 
 
 def register(sub) -> None:
-    p = sub.add_parser("diff", help="judge each changed paragraph of a LaTeX project against its previous version in git")
+    p = sub.add_parser("diff", help=HELP["diff"])
     p.add_argument("file", type=Path, help="a .tex file of the project, or its folder (its root file is used)")
     p.add_argument("--rev", default="HEAD", help="the git revision to compare with (default: HEAD)")
     p.add_argument("--root", type=Path, help="the project's root .tex (default: found from FILE, said when ambiguous)")
@@ -36,8 +40,6 @@ def register(sub) -> None:
 
 def make_judge(settings):
     """The shipped revisions model over the embedded LM (cached answers) and MiniLM for the ratings."""
-    from ...analyzers.checker import Checker  # see `run`
-
     judge = Checker(settings, keep_judgments=False).revision_judge(ratings="own")
     if judge is None:
         raise UserError("no revisions model is shipped (analyzers/drafts/data/revisions_model.npz): "
@@ -123,10 +125,6 @@ def plot(result, path: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # the machinery loads when the command runs, not when `peerlint --help` builds every parser
-    from ...analyzers.drafts.paper_diff import diff_project
-    from ...latex.parse import parse_options
-
     file, root = project_file(args.file, args.root)
     settings = load_settings(args.settings)
     try:

@@ -7,10 +7,12 @@ import argparse
 from pathlib import Path
 
 from .common import index_arg, index_path, load_settings
+from ..doctor import run_doctor
+from . import HELP
 
 
 def register(sub) -> None:
-    p = sub.add_parser("doctor", help="check every component, say how to fix what is missing and where prompts go")
+    p = sub.add_parser("doctor", help=HELP["doctor"])
     index_arg(p)
     p.add_argument("--settings", type=Path, help="JSON file of settings (backend, model, ollamaHost), as the editor would send them")
     p.add_argument("--json", action="store_true")
@@ -18,8 +20,6 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..doctor import run_doctor
-
     settings = load_settings(args.settings)
     index = args.index or (Path(settings.index_path) if settings.index_path else None)
     return run_doctor(index_path(index), as_json=args.json, backend=settings.backend,

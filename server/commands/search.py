@@ -9,10 +9,12 @@ from ...errors import UserError
 from .common import index_arg, open_index_or_fail, warn
 from ...index.papers import SearchFilter
 from ...retrieval.hybrid import DEFAULT_MODE, MODES
+from ...retrieval.retriever import Retriever
+from . import HELP
 
 
 def register(sub) -> None:
-    p = sub.add_parser("search", help="papers nearest to a text")
+    p = sub.add_parser("search", help=HELP["search"])
     p.add_argument("text", help="the query text")
     p.add_argument("-k", type=int, default=10, help="how many papers (default: 10)")
     p.add_argument("--mode", choices=MODES, default=DEFAULT_MODE,
@@ -28,8 +30,6 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...retrieval.retriever import Retriever
-
     index = open_index_or_fail(args.index)
     flt = SearchFilter(venues=tuple(args.venue), year_min=args.year_min, year_max=args.year_max,
                        before=args.before, exclude_ids=frozenset(args.exclude))
