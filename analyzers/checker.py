@@ -22,6 +22,7 @@ from ..locations import cache_root
 from ..index.store import IndexError_, build_command, open_index
 from ..retrieval.retriever import Retriever
 from ..settings import Settings
+from ..llm.select import make_llm
 from ..types import text_hash
 from .drafts.revisions import make_judge
 from .engine import Engine, llm_failure
@@ -99,8 +100,6 @@ class Checker:
     def llm(self):
         with self._llm_lock:
             if self._llm is None:
-                from ..llm.select import make_llm  # lazily: the Ollama client (httpx, pydantic, rich) slows start-up
-
                 try:
                     self._llm = make_llm(self.settings.backend, self.settings.model or None,
                                          self.settings.ollama_host or None, cache_dir=self.cache_dir,
@@ -148,8 +147,6 @@ class Checker:
         its own, no index needed (`peerlint diff`), "none" gives verdicts only (`peerlint check`)."""
         with self._llm_lock:
             if self._revision_judge is None:
-                from ..llm.select import make_llm  # lazily: as in `llm`
-
                 if ratings == "none":
                     self._revision_judge = make_judge(make_llm("embedded"))
                 elif ratings == "own":

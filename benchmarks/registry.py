@@ -1,8 +1,8 @@
 """Every `peerlint bench` benchmark, named once: the CLI builds its sub-commands from this list.
 
 Each entry's module (`benchmarks/<name>/bench.py`) offers `add_arguments(parser)` and
-`run(args) -> int`, and keeps its top-level imports light: the CLI imports them all to build
-`--help`, so heavy libraries load only when a benchmark runs.
+`run(args) -> int`, and imports what it needs at its top: `peerlint bench NAME` imports only NAME's
+module, and `peerlint bench --help` lists them all from this table without importing any.
 """
 
 from __future__ import annotations

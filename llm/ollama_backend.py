@@ -17,14 +17,21 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence, TypeVar
 
-import httpx
-import ollama
-
 from .base import ChoiceScores, GenerateParams, LLMError, LLMUnavailable, check_json, normalise_logprobs, one_hot
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL = "smollm2:135m"
+
+
+def _libs():
+    """httpx and the ollama client, imported on first use (~0.2 s): a process that picks the embedded
+    judge, or never asks a judge at all, does not pay for them."""
+    import httpx
+    import ollama
+
+    return httpx, ollama
+
 DEFAULT_PORT = 11434
 T = TypeVar("T")
 
@@ -65,6 +72,7 @@ class Probe:
 def probe(host: str | None = None, timeout: float = 1.0) -> Probe:
     """GET /api/version and /api/tags within `timeout` seconds each; never raises."""
     base = resolve_host(host)
+    httpx, _ = _libs()
     try:
         with httpx.Client(base_url=base, timeout=timeout) as http:
             tags = http.get("/api/tags")
@@ -117,6 +125,7 @@ class OllamaLLM:
         self.cooldown = cooldown
         self.failure: str | None = None  # why the server was last found unavailable; None once it answers
         self._down_until = 0.0
+        self._httpx, self._ollama = httpx, ollama = _libs()
         self.client = ollama.Client(host=self.host, timeout=httpx.Timeout(timeout, connect=min(5.0, timeout)))
 
     # -- transport -----------------------------------------------------------------------------
@@ -156,6 +165,7 @@ class OllamaLLM:
 
     def _attempts(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run one request with bounded retries (back-off 0.5 s, 1 s, 2 s ...) on connection errors and 5xx."""
+        httpx, ollama = self._httpx, self._ollama
         last: BaseException | None = None
         for attempt in range(self.retries):
             if attempt:
@@ -225,6 +235,7 @@ class OllamaLLM:
             return stream, next(stream, None)  # the request happens here, so it can be retried
 
         stream, part = self._call(first)
+        httpx, ollama = self._httpx, self._ollama
         try:
             while part is not None:
                 if part.message.content:

@@ -39,7 +39,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     chosen = chosen_command(argv) if argv is not None else None
     for name, help in HELP.items():
         if argv is None or name == chosen:
-            load(name).register(sub)
+            load(name).register(sub, argv)
         else:
             sub.add_parser(name, help=help)
     return parser

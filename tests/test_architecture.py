@@ -2,8 +2,7 @@
 and docs/architecture.md's layers name folders that exist.
 
 Imports are read with `ast` (also those inside functions: a lazy import is still a dependency).
-A module imports the package's modules at its top; the few imported inside a function are named in
-`LAZY_IMPORTS`, each with why.
+A module imports the package's modules at its top, never inside a function.
 """
 
 from __future__ import annotations
@@ -67,9 +66,9 @@ def import_graph() -> dict[str, set[str]]:
     return graph
 
 
-def function_level_imports() -> dict[str, set[str]]:
+def function_level_imports(modules: dict[str, Path] | None = None) -> dict[str, set[str]]:
     """File (relative to the repository) -> the package modules it imports inside a function."""
-    modules = _modules()
+    modules = modules or _modules()
     found: dict[str, set[str]] = {}
 
     def visit(node: ast.AST, name: str, path: Path, inside: bool) -> None:
@@ -77,7 +76,8 @@ def function_level_imports() -> dict[str, set[str]]:
             if inside:
                 targets = _targets(child, _package(name, path), modules)
                 if targets:
-                    found.setdefault(str(path.relative_to(REPO)), set()).update(targets)
+                    where = str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
+                    found.setdefault(where, set()).update(targets)
             visit(child, name, path, inside or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
     for name, path in modules.items():
@@ -196,57 +196,16 @@ def test_architecture_page_names_real_folders():
 
 # -- imports inside functions ----------------------------------------------------------------
 # A project module imported inside a function hides a dependency from the reader of the module's
-# top. What remains is named here, file by file, with why; a new one fails, and so does an entry no
-# longer needed (the list only shrinks). Where a module is lazy only because a third-party package
-# it imports at its top is heavy, make that package lazy inside it instead, and move the import up.
-COMMAND = ("a benchmark's machinery, loaded when it runs: `peerlint bench` (and `bench --help`) builds every "
-           "benchmark's parser first, and these bring the index, the LaTeX front end or the analyzers (~1-2 s)")
-OLLAMA = "llm/ollama_backend.py imports httpx and ollama at its top; lazy there, this import moves up"
-BENCH_TOP = "imported at the top of bench.py modules, so `--help` would load the index and embedding modules"
-LAZY_IMPORTS: dict[str, tuple[str, set[str]]] = {
-    "analyzers/checker.py": (OLLAMA, {"llm.select"}),
-    "benchmarks/coverage/bench.py": (COMMAND, {
-        "index.build", "index.ingest.latex_sources", "index.ingest.load", "index.store", "latex.project"}),
-    "benchmarks/drafts/bench.py": (COMMAND, {
-        "benchmarks.drafts.context", "benchmarks.drafts.suites", "index.ingest.load"}),
-    "benchmarks/embedders/bench.py": (COMMAND, {
-        "benchmarks.embedders.adapter", "benchmarks.embedders.candidates", "benchmarks.embedders.full_corpus",
-        "benchmarks.index.acm_recall", "index.ingest.load"}),
-    "benchmarks/harness/corpus_index.py": (BENCH_TOP, {"index.build", "index.store"}),
-    "benchmarks/index/bench.py": (COMMAND, {
-        "benchmarks.index.acm_recall", "benchmarks.index.query_route", "benchmarks.index.scale", "index.build",
-        "index.embedding.embedder", "index.ingest.load", "index.store"}),
-    "benchmarks/index/synthetic.py": (BENCH_TOP, {"index.embedding.prebuilt"}),
-    "benchmarks/ingest/bench.py": (COMMAND, {"index.ingest.load"}),
-    "benchmarks/llm/bench.py": (COMMAND, {"analyzers.drafts.scoring", "latex.project"}),
-    "benchmarks/lsp/bench.py": (COMMAND, {"benchmarks.lsp.session", "index.build", "latex.roots"}),
-    "benchmarks/related/bench.py": (COMMAND, {
-        "benchmarks.related.cite_recovery", "benchmarks.related.placeholder", "benchmarks.related.precision",
-        "index.build", "index.ingest.load", "index.store", "latex.bibliography",
-        "retrieval.related_work"}),
-    "benchmarks/rinobench/bench.py": (COMMAND, {
-        "benchmarks.rinobench.judge", "benchmarks.rinobench.metrics", "llm.select"}),
-    "benchmarks/robustness/bench.py": (COMMAND, {
-        "benchmarks.robustness.fuzz", "benchmarks.robustness.index_faults", "benchmarks.robustness.injection",
-        "benchmarks.robustness.llm_faults", "benchmarks.robustness.load", "benchmarks.robustness.protocol",
-        "benchmarks.robustness.sessions", "index.build"}),
-    "benchmarks/schnovel/bench.py": (COMMAND, {"index.ingest.load", "llm.select"}),
-    "benchmarks/tournament/bench.py": (COMMAND, {
-        "analyzers.ideas.comparators", "analyzers.ideas.idea_file", "analyzers.ideas.nova_check",
-        "analyzers.ideas.tournament", "index.ingest.load", "index.store", "llm.select"}),
-}
-
-
+# top, so there are none. Where a module would be lazy only because a third-party package it imports
+# is heavy (torch, llama_cpp, onnxruntime, ray, the Ollama client), that package is imported inside
+# the module that uses it; the CLI imports only the module of the command being run
+# (`server/commands/__init__.py`), so a command's module imports its machinery at its top.
 def test_project_modules_are_imported_at_the_top():
-    found = {f: {m.removeprefix("peerlint.") for m in mods} for f, mods in function_level_imports().items()}
-    allowed = {f: mods for f, (_, mods) in LAZY_IMPORTS.items()}
-    new = {f: sorted(mods - allowed.get(f, set())) for f, mods in found.items() if mods - allowed.get(f, set())}
-    assert new == {}, "import these at the module's top, or name them in LAZY_IMPORTS with why"
-    gone = {f: sorted(mods - found.get(f, set())) for f, mods in allowed.items() if mods - found.get(f, set())}
-    assert gone == {}, "no longer imported inside a function: drop them from LAZY_IMPORTS"
-    assert sum(len(mods) for mods in found.values()) <= 58
+    assert function_level_imports() == {}, "import these project modules at the module's top"
 
 
-def test_the_lazy_import_finder_sees_an_import_inside_a_function():
-    assert "peerlint.benchmarks.lsp.session" in function_level_imports()["benchmarks/lsp/bench.py"]
-    assert "peerlint.server.lsp" not in function_level_imports().get("server/commands/serve.py", set())
+def test_the_lazy_import_finder_sees_an_import_inside_a_function(tmp_path):
+    lazy = tmp_path / "lazy.py"
+    lazy.write_text("from .types import Chunk\n\n\ndef f():\n    from .index.store import open_index\n    return open_index\n")
+    found = function_level_imports({**_modules(), "peerlint.lazy": lazy})
+    assert found == {str(lazy): {"peerlint.index.store"}}

@@ -25,6 +25,11 @@ from pathlib import Path
 
 from ...errors import UserError
 from ...index.ingest.holdings import METHODS, Holdings
+from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
+from ...index.build import default_index_path
+from ...index.store import IndexError_, open_index
+from ...latex.project import parse_project
+from ...index.ingest.latex_sources import cited_works
 
 _CITE = re.compile(r"\\([a-zA-Z]*cite[a-zA-Z]*)\*?\s*(?:\[[^\]]*\]\s*){0,2}\{([^}]*)\}")
 # cite-named commands that set the style, not cite (natbib's `\\setcitestyle{numbers}`, `\\citestyle{plain}`)
@@ -33,7 +38,7 @@ _COMMENT = re.compile(r"(?<!\\)%[^\n]*")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of this command (called while the CLI parser is built: keep imports light)."""
+    """Options of this command."""
     parser.add_argument("--from-latex", nargs="+", type=Path, required=True, metavar="DIR",
                         help="LaTeX project folders (or root .tex files) whose citations to look up")
     parser.add_argument("--corpus", nargs="+", type=Path, default=None, metavar="FILE",
@@ -120,8 +125,6 @@ def _percent(value: float | None) -> str:
 
 def _corpus(args: argparse.Namespace):
     """The papers to look in, and a label saying where they came from."""
-    from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
-
     def warn(message: str) -> None:
         print(f"peerlint: warning: {message}", file=sys.stderr)
 
@@ -130,8 +133,6 @@ def _corpus(args: argparse.Namespace):
             return load_papers(args.corpus, warn=warn), ", ".join(map(str, args.corpus))
         except CorpusError as err:
             raise UserError(str(err)) from None
-    from ...index.build import default_index_path
-    from ...index.store import IndexError_, open_index
 
     root = args.index or default_index_path()
     try:
@@ -173,8 +174,6 @@ def _cited_keys(root: Path) -> tuple[list[str], list[Path], list[str]]:
 
     The project parser finds the files and .bib files; the keys are read from each file's text as well
     as from its chunks, because the parser keeps no text of tables, where citations also appear."""
-    from ...latex.project import parse_project
-
     project = parse_project(root)
     keys = [k for chunk in project.chunks for k in chunk.cites]
     for path in project.files:
@@ -190,8 +189,6 @@ def project_name(root: Path) -> str:
 
 
 def _coverage(root: Path, holdings) -> ProjectCoverage:
-    from ...index.ingest.latex_sources import cited_works
-
     name = project_name(root)
     keys, bibs, warnings = _cited_keys(root)
     result = ProjectCoverage(name, str(root), cited=len(keys), warnings=list(warnings))

@@ -22,12 +22,15 @@ import sys
 import time
 from pathlib import Path
 from ..harness.corpus_index import ensure_index
+from ...index.ingest.load import default_corpus_path, load_papers
+from . import suites as drafts_suites
+from .context import Bench, BenchError, log
 
 SUITES = ("consistency", "informal", "revisions", "diff", "venue", "acceptance", "latency", "scale")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of `peerlint bench drafts` (called while the CLI parser is built: keep imports light)."""
+    """Options of `peerlint bench drafts`."""
     parser.add_argument("--suite", choices=SUITES + ("all",),
                         default="all", help="which measurement (default: all)")
     parser.add_argument("--corpus", nargs="+", type=Path, default=None, help="corpus files (default: the shipped proceedings); venue: heads trained on the shipped corpus "
@@ -51,10 +54,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from ...index.ingest.load import default_corpus_path, load_papers
-    from . import suites as drafts_suites
-    from .context import Bench, BenchError, log
-
     sources = [Path(p) for p in (args.corpus or [default_corpus_path()])]
     papers = load_papers(sources, warn=lambda m: None)
     if not papers:

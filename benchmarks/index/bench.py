@@ -43,6 +43,13 @@ from ...index.embedding.prebuilt import SHIPPED_LEVELS
 from ..related.truth import ACM_DIR
 from .default_build import print_default_build, run_default_build
 from ...locations import cache_root
+from ...index.embedding.embedder import model_dir, Embedder
+from ...index.build import build_index
+from ...index.store import open_index, HNSW
+from .acm_recall import recall_at_50, loss_vs, describe, load_acm
+from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
+from .query_route import print_query_route, run_query_route
+from .scale import print_scale, run_scale, print_engines, run_engines
 
 TITLE_QUERIES = 200  # own-title retrieval queries per route
 HELD_OUT = 200  # abstracts outside the indexed documents, for neighbour-list overlap
@@ -68,7 +75,6 @@ def measure_baselines(texts: Sequence[str]) -> dict[str, Any]:
     """The plain loop the targets are stated against, and plain batched encode for honesty."""
     from sentence_transformers import SentenceTransformer
 
-    from ...index.embedding.embedder import model_dir
 
     model = SentenceTransformer(str(model_dir()), device="cpu")
     model.encode(list(texts[:4]), show_progress_bar=False)  # warm-up: first call allocates
@@ -114,10 +120,6 @@ def cold_query_seconds(route: str) -> float | None:
 def measure_route(route: str, docs, title_queries, held_out, baselines: dict, work: Path,
                   acm=None) -> dict[str, Any]:
     """Cold build of `docs` with one route, then what the route costs in retrieval."""
-    from ...index.build import build_index
-    from ...index.embedding.embedder import Embedder
-    from ...index.store import open_index
-
     try:
         t0 = time.perf_counter()
         embedder = Embedder(route)
@@ -147,8 +149,6 @@ def measure_route(route: str, docs, title_queries, held_out, baselines: dict, wo
     shutil.rmtree(root, ignore_errors=True)
     acm_result = None
     if acm is not None:
-        from .acm_recall import recall_at_50
-
         acm_result = recall_at_50(embedder.encode, acm)
         _log(f"route {route}: ACM-CR R@50 paper {acm_result['paper']['recall_at_50']}, "
              f"context {acm_result['context']['recall_at_50']}")
@@ -174,8 +174,6 @@ def measure_route(route: str, docs, title_queries, held_out, baselines: dict, wo
 def add_overlap(routes: list[dict[str, Any]]) -> None:
     """overlap@10 of each route's held-out neighbour lists with the torch route's, its ACM-CR R@50
     loss against torch, and whether it meets the rule for becoming the default route."""
-    from .acm_recall import loss_vs
-
     reference = next((r for r in routes if r.get("route") == "torch" and r.get("available")), None)
     ref_ids = reference.get("_held_out_ids") if reference else None
     for r in routes:
@@ -198,8 +196,6 @@ def add_overlap(routes: list[dict[str, Any]]) -> None:
 
 def corpus_index(papers, sources: Sequence[str]) -> tuple[Path, Any]:
     """The torch-route index of the whole corpus, kept (with its embedding cache) between runs."""
-    from ...index.build import build_index
-
     key = hashlib.sha1("\n".join(sorted(str(Path(s).resolve()) for s in sources)).encode()).hexdigest()[:10]
     root = cache_root() / "bench" / f"corpus-{key}"
     _log(f"corpus index of {len(papers)} papers at {root} (the first run embeds them all)")
@@ -223,8 +219,6 @@ def _timed(fn: Callable[[np.ndarray], Any], queries: np.ndarray) -> tuple[list[A
 
 
 def measure_corpus_search(root: Path, n_queries: int, rng: np.random.Generator) -> dict[str, Any]:
-    from ...index.store import HNSW, open_index
-
     index = open_index(root)
     try:
         queries = _perturbed_queries(index.vectors, n_queries, rng, noise=0.03)
@@ -251,7 +245,6 @@ def measure_synthetic(n: int, n_queries: int, rng: np.random.Generator, work: Pa
                       hnsw: dict[str, int] | None = None) -> dict[str, Any]:
     from usearch.index import Index
 
-    from ...index.store import HNSW
 
     hnsw = dict(hnsw or HNSW)
     t0 = time.perf_counter()
@@ -327,9 +320,6 @@ STORAGE_TITLE = (f"What storing the vectors as the shipped file does (int8 round
 
 def run_storage(routes: Sequence[str], sample: int) -> dict[str, Any]:
     """Each route's ACM-CR recall with float documents and with documents stored as the shipped file stores them."""
-    from ...index.embedding.embedder import Embedder
-    from .acm_recall import describe, load_acm, recall_at_50
-
     acm = load_acm(ACM_DIR, sample) if sample > 0 else None
     if acm is None:
         raise UserError(f"--storage needs ACM-CR ({ACM_DIR}) and --acm-sample of at least 1")
@@ -352,7 +342,7 @@ def _storage_rows(routes: list[dict[str, Any]]) -> list[list[Any]]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of this benchmark (called while the CLI parser is built: keep imports light)."""
+    """Options of this benchmark."""
     parser.add_argument("--corpus", nargs="+", type=Path, default=None, help="corpus (default: the shipped proceedings)")
     parser.add_argument("--docs", type=int, default=2000, help="documents for the speed comparison (default: 2000)")
     parser.add_argument("--routes", default="torch,bf16,onnx,onnx-int8,static", help="embedding routes to compare")
@@ -384,8 +374,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
-
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     started = time.perf_counter()
@@ -408,20 +396,14 @@ def run(args) -> int:
     except CorpusError as exc:
         raise UserError(str(exc)) from None
     if args.query_route:
-        from .query_route import print_query_route, run_query_route
-
         payload = run_query_route(args)
         print_query_route(payload, write_result(args.out, "bench-index-query-route", payload))
         return 0
     if args.scale:
-        from .scale import print_scale, run_scale
-
         payload = run_scale(args, papers, [p.abstract for p in papers[:: max(1, len(papers) // 200)][:200]])
         print_scale(payload, write_result(args.out, "bench-index-scale", payload))
         return 0
     if args.engines:
-        from .scale import print_engines, run_engines
-
         payload = run_engines(args, papers)
         print_engines(payload, write_result(args.out, "bench-index-engines", payload))
         return 0
@@ -442,8 +424,6 @@ def run(args) -> int:
         _rss("baselines", memory)
         acm = None
         if args.acm_sample:
-            from .acm_recall import describe, load_acm
-
             acm = load_acm(ACM_DIR, args.acm_sample)
             _log(describe(acm))
         route_results = [measure_route(r, docs, title_queries, held_out, baselines, work, acm) for r in routes]

@@ -5,6 +5,8 @@ the same distribution and score recall the same way.
 """
 
 from __future__ import annotations
+from ...index.embedding.prebuilt import SHIPPED
+from ..harness.results import print_table, write_result
 
 import functools
 from typing import Sequence
@@ -75,8 +77,6 @@ REAL_SAMPLE = 26_715  # real vectors the synthetic sets are drawn around: the si
 def real_vectors(sample: int = REAL_SAMPLE) -> np.ndarray:
     """`sample` of the shipped corpus's MiniLM chunk vectors (float32, unit length; a fixed random draw):
     what the synthetic sets imitate."""
-    from ...index.embedding.prebuilt import SHIPPED
-
     with np.load(SHIPPED) as z:
         rows = z["vectors"]
         if len(rows) > sample:
@@ -170,7 +170,6 @@ def compare_with_real(queries: int = 1000, noise: Sequence[float] = (0.5, NEAR_R
 
 
 if __name__ == "__main__":  # python -m peerlint.benchmarks.index.synthetic: is the stand-in fair?
-    from ..harness.results import print_table, write_result
 
     rows = compare_with_real()
     keys = [k for k in rows[0] if k not in ("set", "vectors", "queries")]

@@ -24,6 +24,7 @@ from ...errors import UserError
 from ...hashing import text_hash
 from ...server.cli import main
 from ...locations import cache_root
+from ...index.ingest.load import default_corpus_path, read_corpus, load_papers
 
 CATEGORIES = ("cs.CL", "cs.LG", "cs.CV", "stat.ML", "math.OC", "cs.AI", "physics.comp-ph", "q-bio.NC")
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -31,7 +32,7 @@ PER_MONTH = 90_000  # arXiv ids are YYMM.NNNNN
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of this command (called while the CLI parser is built: keep imports light)."""
+    """Options of this command."""
     parser.add_argument("--records", type=int, default=1_000_000, help="records in the generated file (default: 1M)")
     parser.add_argument("--work", type=Path, default=None,
                         help="folder for the generated file (default: ~/.cache/peerlint/bench-ingest); reused when "
@@ -87,8 +88,6 @@ def _cache_dir() -> Path:
 
 def _generate(path: Path, records: int) -> None:
     """An arXiv OAI snapshot file: the layout of Kaggle's arxiv-metadata-oai-snapshot.json, one record a line."""
-    from ...index.ingest.load import default_corpus_path, read_corpus
-
     shipped = list(read_corpus([default_corpus_path()]))
     tmp = path.with_suffix(".tmp")
     with open(tmp, "w", encoding="utf-8") as sink:
@@ -116,7 +115,6 @@ def _measure(path: str, mode: str, where: tuple[str, ...]) -> dict:
     process: papers, seconds and this process's peak RSS."""
     import resource
 
-    from ...index.ingest.load import load_papers, read_corpus
 
     t0 = time.perf_counter()
     warnings: list[str] = []

@@ -28,12 +28,14 @@ from ...analyzers.drafts.text import prepare
 from ...analyzers.prompt_files import load_prompt
 from ...llm.base import LLMUnavailable
 from ...llm.embedded import EmbeddedLLM, llama_class
+from ...analyzers.drafts.scoring import DraftScorer, SCALE
+from ...latex.project import parse_project
 
 DRAFT = Path(__file__).resolve().parents[2] / "examples" / "draft.tex"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of this command (called while the CLI parser is built: keep imports light)."""
+    """Options of this command."""
     parser.add_argument("--draft", type=Path, default=DRAFT, help="LaTeX file whose paragraphs are rated (default: "
                                                                    "examples/draft.tex)")
     parser.add_argument("--prompts", type=int, default=12, help="paragraphs to rate (default: 12)")
@@ -45,9 +47,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _prompt_pairs(draft: Path, n: int) -> list[tuple[str, str]]:
     """(rating prompt, suggestion prompt) for each of the draft's first `n` paragraphs."""
-    from ...analyzers.drafts.scoring import DraftScorer
-    from ...latex.project import parse_project
-
     if not draft.is_file():
         raise UserError(f"no such draft: {draft}")
     chunks = [c for c in parse_project(draft).chunks if c.kind in ("paragraph", "abstract")]
@@ -68,8 +67,6 @@ def _prompt_pairs(draft: Path, n: int) -> list[tuple[str, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...analyzers.drafts.scoring import SCALE
-
     if args.prompts < 1 or args.generate < 1:
         raise UserError("--prompts and --generate must be at least 1")
     pairs = _prompt_pairs(args.draft, args.prompts)

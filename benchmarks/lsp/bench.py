@@ -24,10 +24,13 @@ import tempfile
 from pathlib import Path
 
 from ..harness.results import RESULTS_HELP, print_table, write_result
+from ...index.build import default_index_path
+from ...latex.roots import find_root
+from .session import measure_cold, measure_project, measure_size
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of this benchmark (called while the CLI parser is built: keep imports light)."""
+    """Options of this benchmark."""
     parser.add_argument("--index", type=Path, default=None,
                         help="index directory (default: $PEERLINT_INDEX or ~/.local/share/peerlint/index)")
     parser.add_argument("--pages", default="10,40", help="draft sizes in pages (default: 10,40)")
@@ -51,10 +54,6 @@ def _ms(value: float | None) -> str:
 
 
 def run(args) -> int:
-    from ...index.build import default_index_path
-    from ...latex.roots import find_root
-    from .session import measure_cold, measure_project, measure_size
-
     index = args.index or default_index_path()
     pages = [int(p) for p in str(args.pages).split(",") if p.strip()]
     with tempfile.TemporaryDirectory(prefix="peerlint-bench-lsp-") as tmp:

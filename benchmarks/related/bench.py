@@ -42,8 +42,15 @@ from ...index.papers import SearchFilter
 from ...retrieval import hybrid
 from ...settings import Settings
 from ..harness.corpus_index import default_bench_index, ensure_index
-from . import truth as related_truth
+from . import truth as related_truth, precision
 from ...locations import cache_root
+from ...retrieval.related_work import CitationGraph, RelatedWork, SECConfig
+from ...index.build import default_index_path
+from ...index.store import IndexError_, open_index
+from .cite_recovery import truth_from_latex
+from ...index.ingest.load import CorpusError, load_papers
+from .placeholder import PlaceholderEmbedder
+from ...latex.bibliography import normalise_title
 
 CUTOFFS = (10, 20, 30, 40, 50)
 SAMPLE_SEED = 0  # the distractors of `--sample`
@@ -96,7 +103,7 @@ ROWS = (*FIRST, *ADAPTED, *SEC_DENSE, SEC_HYBRID)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of this command (called while the CLI parser is built: keep imports light)."""
+    """Options of this command."""
     parser.add_argument("--truth", nargs="+", type=Path, metavar="FILE",
                         help="ground-truth JSONL file(s): {id, text, year, cited: [ids or titles], paper?} "
                              "(default: the ACM-CR paper- and context-level truths, built from --acm)")
@@ -174,7 +181,6 @@ def run(args: argparse.Namespace) -> int:
             except ValueError as exc:
                 raise UserError(str(exc)) from None
         index, corpus_note = _index(args, corpus, {c for _, t in read for q in t.queries for c in q.cited})
-    from ...retrieval.related_work import CitationGraph, RelatedWork
 
     index.embed_queries(args.query_embedding)
     graph = CitationGraph.from_index(index)
@@ -218,8 +224,6 @@ def run(args: argparse.Namespace) -> int:
 def _precision(retriever, truth, args, result: dict, read) -> None:
     """The threshold sweep of `--precision` (see precision.py), its table and its own JSON. The
     paper-level truth of the same run, if any, gives each citing paper's whole reference list."""
-    from . import precision
-
     by_title = _titles(retriever.index)
     paper_cited = {q.id: resolve_cited(q.cited, retriever.index, by_title)[0]
                    for _, other in read if other is not truth for q in other.queries}
@@ -259,10 +263,6 @@ def _rows(spec: str, weights: str = "", lexical_only: bool = False) -> list[Row]
 def _from_latex(args):
     """Cite recovery (`cite_recovery.py`): the truth made from the projects, the index it is made
     against (--index, else the default index), and the reference lists for co-citation."""
-    from ...index.build import default_index_path
-    from ...index.store import IndexError_, open_index
-    from .cite_recovery import truth_from_latex
-
     try:
         index = open_index(args.index or default_index_path())
     except IndexError_ as exc:
@@ -297,14 +297,11 @@ def _inputs(args, acm: Path) -> tuple[list[Path], list[Path] | None, list[Path]]
 
 def _index(args, corpus: list[Path] | None, cited: set[str]):
     """The index to search and a note on what corpus it holds ("" for the corpus as given)."""
-    from ...index.store import IndexError_, open_index
-
     if args.index is not None and corpus is None:
         try:
             return open_index(args.index), ""
         except IndexError_ as exc:
             raise UserError(str(exc)) from None
-    from ...index.ingest.load import CorpusError, load_papers
 
     try:
         papers = load_papers(corpus, warn=lambda m: print(f"peerlint: warning: {m}", file=sys.stderr))
@@ -318,8 +315,6 @@ def _index(args, corpus: list[Path] | None, cited: set[str]):
                 f"(seed {SAMPLE_SEED})")
         root = root or default_bench_index(corpus).with_name(default_bench_index(corpus).name + f"-sample{args.sample}")
     if args.lexical_only:
-        from .placeholder import PlaceholderEmbedder
-
         embedder = PlaceholderEmbedder()
         note = (note + "; " if note else "") + "placeholder vectors: only the lexical row is meaningful"
         root = root or default_bench_index(corpus).with_name(default_bench_index(corpus).name + "-lexical")
@@ -348,8 +343,6 @@ def _adapter(path: Path | None, index):
 def evaluate(retriever, truth, rows, cutoffs=CUTOFFS, limit: int | None = None, adapter=None) -> dict:
     """Recall@k and MRR of every row over the truth's queries, with counts of what could not be scored.
     `adapter` moves the query vectors of the rows marked `adapter` (without one they are not run)."""
-    from ...retrieval.related_work import SECConfig
-
     index = retriever.index
     by_title = _titles(index)
     queries = truth.queries[:limit] if limit else truth.queries
@@ -439,8 +432,6 @@ def evaluate(retriever, truth, rows, cutoffs=CUTOFFS, limit: int | None = None, 
 def resolve_cited(refs, index, by_title: dict[str, str]) -> tuple[set[str], list[str], int]:
     """The index ids of a query's cited works (by id, else by normalised title), the refs the index
     lacks, and how many were found by title."""
-    from ...latex.bibliography import normalise_title
-
     wanted: set[str] = set()
     absent: list[str] = []
     titled = 0
@@ -469,7 +460,6 @@ def _cluster_credit(retriever, wanted: list[str], ids: list[str], cfg) -> float:
 def _titles(index) -> dict[str, str]:
     import sqlite3
 
-    from ...latex.bibliography import normalise_title
 
     db = sqlite3.connect(f"file:{index.build / 'meta.sqlite'}?mode=ro", uri=True)
     try:

@@ -20,16 +20,14 @@ import sys
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from ...errors import UserError
 from ...llm.base import LLMError
-from .dataset import RinoDataError, read_rinobench
-
-if TYPE_CHECKING:  # the CLI imports this module to build its parser: keep imports light
-    from .dataset import RinoItem
-    from .judge import Justification, Prediction, RinoLLM, TokenScore
-    from .metrics import JustificationMetrics, ScoreMetrics
+from .dataset import RinoDataError, read_rinobench, RinoItem
+from .judge import Justification, Prediction, RinoLLM, TokenScore, budget_for
+from .metrics import JustificationMetrics, ScoreMetrics, item_justification, justification_metrics, majority_class, score_metrics
+from ...llm.select import make_llm
 
 SAMPLE = Path(__file__).with_name("data") / "rinobench_sample.json"
 PAPER_REFERENCE = {  # the official test set (277 items), Table 3 and eval JSONs of the official repository
@@ -40,7 +38,7 @@ PAPER_REFERENCE = {  # the official test set (277 items), Table 3 and eval JSONs
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of this command (called while the CLI parser is built: keep imports light)."""
+    """Options of this command."""
     parser.add_argument("--data", type=Path, metavar="FILE",
                         help=f"RINoBench split: JSON list, JSON Lines or {{'test': [...]}} (demo: {SAMPLE})")
     parser.add_argument("--backend", choices=("auto", "embedded", "ollama"), default="auto",
@@ -101,8 +99,6 @@ class Row:
 
 def rows_for(items: Sequence[RinoItem], outcomes: Sequence[ItemOutcome] | None, model: str = "model") -> list[Row]:
     """The table: constant 3, majority class of these items, then the model's two readings."""
-    from .metrics import item_justification, justification_metrics, majority_class, score_metrics
-
     gold = [i.novelty_score for i in items]
     majority = majority_class(gold)
     rows = [Row("constant-3", score_metrics(gold, [3] * len(gold)), note="always 3"),
@@ -156,8 +152,6 @@ def table_rows(rows: Sequence[Row]) -> list[list[Any]]:
 # -- the command -------------------------------------------------------------------------------
 
 def _llm(backend: str, model: str | None, host: str | None):
-    from ...llm.select import make_llm
-
     try:
         return make_llm(backend, model, host)
     except LLMError as exc:
@@ -165,8 +159,6 @@ def _llm(backend: str, model: str | None, host: str | None):
 
 
 def _outcome_json(o: ItemOutcome) -> dict[str, Any]:
-    from .metrics import item_justification
-
     record = {"id": o.id, "gold": o.gold, "prediction": asdict(o.prediction), "token_score": asdict(o.token),
               "seconds": round(o.seconds, 2)}
     if o.justification is not None:
@@ -199,8 +191,6 @@ def _notes(items, outcomes, rows, budget, llm, judge, predictor) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .judge import RinoLLM, budget_for
-
     if args.data is None:
         raise UserError(f"give the RINoBench split with --data FILE (the official test.json, or the demo {SAMPLE})")
     if args.limit is not None and args.limit < 1:

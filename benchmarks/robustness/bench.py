@@ -21,12 +21,20 @@ from pathlib import Path
 from ..harness.results import RESULTS_HELP, print_table, write_result
 from ...errors import UserError
 from .cases import run_case
+from .protocol import run_protocol_cases
+from .fuzz import fuzz_parser
+from .sessions import random_session
+from .index_faults import Probe, concurrent_builds, damaged_indexes, kill_builds
+from .llm_faults import run_llm_faults
+from .injection import measure_injection
+from .load import edit_load
+from ...index.build import default_index_path
 
 GROUPS = ("protocol", "fuzz", "index", "llm", "injection", "load")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of this benchmark (called while the CLI parser is built: keep imports light)."""
+    """Options of this benchmark."""
     parser.add_argument("--index", type=Path, default=None,
                         help="index the server cases use (default: $PEERLINT_INDEX or ~/.local/share/peerlint/index)")
     parser.add_argument("--only", default=",".join(GROUPS), help=f"groups to run, comma-separated (default: all of {','.join(GROUPS)})")
@@ -54,14 +62,9 @@ def _run_groups(args, index: Path, work: Path) -> tuple[list, dict]:
         print(f"  {message}", flush=True)
 
     if "protocol" in groups:
-        from .protocol import run_protocol_cases
-
         say("protocol abuse over stdio ...")
         results += run_protocol_cases(work / "protocol", index)
     if "fuzz" in groups:
-        from .fuzz import fuzz_parser
-        from .sessions import random_session
-
         say(f"fuzzing the parser with {args.fuzz_projects} projects, {args.sessions} editor sessions ...")
         results.append(fuzz_parser(work / "fuzz", args.fuzz_projects, args.seed, budget_s=600))
         for i in range(args.sessions):
@@ -70,8 +73,6 @@ def _run_groups(args, index: Path, work: Path) -> tuple[list, dict]:
             results.append(run_case("fuzz", f"LSP session (seed {seed})",
                                     lambda seed=seed: random_session(work / f"session{seed}", index, seed, 60)))
     if "index" in groups:
-        from .index_faults import Probe, concurrent_builds, damaged_indexes, kill_builds
-
         limits = tuple(int(x) for x in str(args.kill_limits).split(","))[:2]
         say(f"killing {args.kills} index builds ({limits[0]}/{limits[1]} papers), damaging indexes ...")
         (work / "index").mkdir(parents=True, exist_ok=True)
@@ -81,21 +82,15 @@ def _run_groups(args, index: Path, work: Path) -> tuple[list, dict]:
         results += damaged_indexes(work / "index", good, probe, limits[0])
         results.append(concurrent_builds(work / "index", good, probe, limits))
     if "llm" in groups:
-        from .llm_faults import run_llm_faults
-
         say("failing LLM hosts ...")
         (work / "llm").mkdir(parents=True, exist_ok=True)
         results += run_llm_faults(work / "llm", index)
     if "injection" in groups:
-        from .injection import measure_injection
-
         say(f"prompt injection into {args.injection_paragraphs} abstracts (embedded model; minutes) ...")
         cases, rows = measure_injection(index, args.injection_paragraphs, progress=say)
         results += cases
         extra["injection_rows"] = rows
     if "load" in groups:
-        from .load import edit_load
-
         say(f"{args.edit_rate:g} edits/s for {args.load_seconds:g} s with hovers ...")
         (work / "load").mkdir(parents=True, exist_ok=True)
         results.append(run_case("load", f"{args.edit_rate:g} edits/s for {args.load_seconds:g} s with hovers",
@@ -120,8 +115,6 @@ def summary(results: list) -> dict:
 
 
 def run(args) -> int:
-    from ...index.build import default_index_path
-
     index = args.index or default_index_path()
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="peerlint-bench-robustness-") as tmp:

@@ -36,6 +36,8 @@ from ...analyzers.novelty.pairs import GAPS, FieldMap, Pair, PairsError, PairSet
 from .report import MethodResult, Outcome, plot, print_report, summarise
 
 from ...errors import UserError
+from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
+from ...llm.select import make_llm
 
 POINTWISE = ("date-knn", "embedding-head", "peerlint")
 METHODS = POINTWISE + tuple(LLM_METHODS)
@@ -296,7 +298,7 @@ def _int_list(text: str | None) -> list[int] | None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of this benchmark (called while the CLI parser is built: keep imports light)."""
+    """Options of this benchmark."""
     parser.add_argument("--corpus", nargs="+", type=Path, default=None, help="corpus files (default: the shipped proceedings)")
     parser.add_argument("--field", action="append", default=[], metavar="SPEC",
                         help="a venue, or a group name=VENUE,VENUE (repeatable; default: every venue is a field)")
@@ -327,8 +329,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
-
     try:
         return _run(args, default_corpus_path, load_papers)
     except (PairsError, CorpusError, ValueError) as exc:
@@ -376,8 +376,6 @@ def _run(args, default_corpus_path, load_papers) -> int:
             results.append(bench.run_pointwise(name, args.limit))
         else:
             if llm is None:
-                from ...llm.select import make_llm
-
                 llm = make_llm(args.backend, args.model, args.host)
             results.append(bench.run_llm(name, llm, llm_limits.get(name, llm_limits.get("", args.limit))))
         _log(f"{name}: done in {results[-1].seconds + results[-1].setup_seconds:.1f} s")

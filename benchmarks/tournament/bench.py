@@ -43,6 +43,13 @@ from ...analyzers.drafts.heads import fit_logistic
 from ...llm.base import LLMUnavailable, LLMError
 from ..harness.corpus_index import ensure_index
 from ..harness.holdout import Holdout, assert_no_leak
+from ...analyzers.ideas.idea_file import Idea
+from ...analyzers.ideas.tournament import auroc, top_half_accuracy, swiss_tournament
+from ...analyzers.ideas.comparators import NEEDS_INDEX, Topicality, Blend, ScoreComparator, HybridComparator, LLMComparator
+from ...analyzers.ideas.nova_check import judge_paper, planned_retrieval
+from ...llm.select import make_llm
+from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
+from ...index.store import IndexError_, open_index
 
 ACCEPTED = ("oral", "poster", "spotlight", "accept", "talk")
 REJECTED = ("reject",)
@@ -51,7 +58,7 @@ DEFAULT_VARIANTS = ("random", "embedding", "embedding-head", "llm")  # + hybrid:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of this command (called while the CLI parser is built: keep imports light)."""
+    """Options of this command."""
     parser.add_argument("--suite", choices=("tournament", "nova", "all"), default="tournament",
                         help="tournament: accepted vs rejected (default); nova: the novelty check's similarity floor")
     parser.add_argument("--n", type=int, default=64, help="abstracts in the balanced sample (default: 64)")
@@ -96,14 +103,10 @@ def balanced_sample(papers, n: int, seed: int) -> list[tuple[Any, bool]]:
 
 
 def _ideas(sample):
-    from ...analyzers.ideas.idea_file import Idea
-
     return [Idea(p.id, f"{p.title}. {p.abstract}" if p.title else p.abstract, p.title) for p, _ in sample]
 
 
 def _evaluate(ranking, labels: Sequence[bool]) -> dict[str, Any]:
-    from ...analyzers.ideas.tournament import auroc, top_half_accuracy
-
     idx = {idea.id: n for n, idea in enumerate(ranking.ideas)}
     lab = [labels[idx[i.id]] for i in ranking.ideas] if len(idx) == len(labels) else list(labels)
     mixed = right = 0
@@ -126,7 +129,6 @@ def _evaluate(ranking, labels: Sequence[bool]) -> dict[str, Any]:
 def _random_baseline(labels: Sequence[bool], repeats: int = 1000, seed: int = 0) -> dict[str, float]:
     import numpy as np
 
-    from ...analyzers.ideas.tournament import top_half_accuracy
 
     rng = random.Random(seed)
     accs = []
@@ -210,8 +212,6 @@ def _wanted_variants(spec: str) -> list[str]:
 
 
 def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
-    from ...analyzers.ideas.comparators import NEEDS_INDEX, Topicality
-
     wanted = _wanted_variants(args.variants)
     year_papers = [p for p in papers if p.venue.lower() == args.venue.lower() and p.year == args.year]
     sample = balanced_sample(year_papers, args.n, args.seed)
@@ -273,8 +273,6 @@ def _train_excludes(scorers: dict[str, Any], args) -> dict[str, Any]:
 
 def _prior_scorer(topicality, full_ideas, llm_factory):
     """The label-free prior (topicality + the LLM's fluency), scaled on the whole year."""
-    from ...analyzers.ideas.comparators import Blend
-
     def fluency_progress(done: int, all_: int) -> None:
         if done % 50 == 0 or done == all_:
             print(f"tournament: prior: fluency of {done}/{all_} abstracts", file=sys.stderr, flush=True)
@@ -292,8 +290,6 @@ def _score_row(key: str, scorer, args, sample, year_papers, full) -> dict[str, A
     """A score-based variant: the tournament on the sample, then on resamples and the whole year (cheap, less noisy)."""
     import numpy as np
 
-    from ...analyzers.ideas.comparators import ScoreComparator
-    from ...analyzers.ideas.tournament import auroc, swiss_tournament, top_half_accuracy
 
     labels, ideas = [y for _, y in sample], _ideas(sample)
     full_ideas, full_labels = _ideas(full), [y for _, y in full]
@@ -326,8 +322,6 @@ def _llm_rows(llm, llm_variants: list[str], args, sample, scorers: dict[str, Any
     """The LLM and hybrid variants on at most --limit papers, with the embedding row on the same papers beside them."""
     import numpy as np
 
-    from ...analyzers.ideas.comparators import HybridComparator, LLMComparator, ScoreComparator
-    from ...analyzers.ideas.tournament import swiss_tournament
 
     rows: list[dict[str, Any]] = []
     sub = sample
@@ -376,7 +370,6 @@ def _nova_suite(args, index, papers, llm_factory) -> dict[str, Any]:
     """In-index abstracts, their first two sentences, and out-of-index abstracts, at several floors."""
     import numpy as np
 
-    from ...analyzers.ideas.nova_check import judge_paper, planned_retrieval
 
     rng = random.Random(args.seed)
     inside_ids = set(index.ids)
@@ -450,9 +443,6 @@ def _nova_rule_rows(groups: dict[str, list[str]], records: list[dict[str, Any]],
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...llm.select import make_llm
-    from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
-
     if args.n < 4 or args.rounds < 1:
         raise UserError("--n must be at least 4 and --rounds at least 1")
     sources = args.corpus or [default_corpus_path()]
@@ -462,8 +452,6 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     index = ensure_index(papers, sources, args.index, "tournament") if args.suite != "nova" or not args.index else None
     if index is None:
-        from ...index.store import IndexError_, open_index
-
         try:
             index = open_index(args.index)
         except IndexError_ as exc:

@@ -1,5 +1,6 @@
-"""The commands of `peerlint`, one module each (`<name>.py`: `register(sub)` adds its parser, whose
-`handler` runs it). A module imports what its command needs at its top: the CLI imports only the
+"""The commands of `peerlint`, one module each (`<name>.py`: `register(sub, argv)` adds its parser,
+whose `handler` runs it; `argv`, the command line or None for every option, lets `bench` build only
+the benchmark named). A module imports what its command needs at its top: the CLI imports only the
 module of the command being run (`load`), and lists the others by the help line below, so
 `peerlint --help` loads none of them."""
 

@@ -3,21 +3,32 @@
 from __future__ import annotations
 
 import argparse
+from typing import Sequence
 
 from ...benchmarks.registry import BENCHMARKS
 from ...errors import UserError
 from . import HELP
 
 
-def register(sub) -> None:
+def register(sub, argv: Sequence[str] | None = None) -> None:
+    """`bench` and a sub-command per benchmark: the full parser of the one `argv` names (of every one
+    when `argv` is None), the others by name and help only, so no other benchmark's module is imported."""
     bench = sub.add_parser("bench", help=HELP["bench"])
     bench.set_defaults(handler=_no_benchmark)
     bsub = bench.add_subparsers(dest="bench_command", metavar="BENCH")
+    chosen = _chosen(argv) if argv is not None else None
     for b in BENCHMARKS:
-        module = b.module()
         p = bsub.add_parser(b.name, help=b.help, description=b.description)
-        module.add_arguments(p)
-        p.set_defaults(handler=module.run)
+        if argv is None or b.name == chosen:
+            module = b.module()
+            module.add_arguments(p)
+            p.set_defaults(handler=module.run)
+
+
+def _chosen(argv: Sequence[str]) -> str | None:
+    """The benchmark `argv` names: the first word after `bench` that is not an option."""
+    words = [a for a in argv if not a.startswith("-")]
+    return words[words.index("bench") + 1] if "bench" in words[:-1] else None
 
 
 def _no_benchmark(args: argparse.Namespace) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import argparse
 import json
 import sys
@@ -19,7 +21,7 @@ from ...analyzers.project_check import check_file
 from . import HELP
 
 
-def register(sub) -> None:
+def register(sub, argv: Sequence[str] | None = None) -> None:
     p = sub.add_parser("check", help=HELP["check"])
     p.add_argument("file", type=Path, help="a .tex file of the project, or its folder (its root file is used)")
     p.add_argument("--root", type=Path, help="the project's root .tex (default: found from FILE, said when ambiguous)")

@@ -8,6 +8,8 @@ in JSON), section, kind and cite keys.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import argparse
 import json
 from pathlib import Path
@@ -17,7 +19,7 @@ from ...analyzers.project_check import read_project
 from . import HELP
 
 
-def register(sub) -> None:
+def register(sub, argv: Sequence[str] | None = None) -> None:
     p = sub.add_parser("chunks", help=HELP["chunks"])
     p.add_argument("file", type=Path, help="a .tex file of the project, or its folder (its root file is used)")
     p.add_argument("--root", type=Path, help="the project's root .tex (default: found from FILE, said when ambiguous)")

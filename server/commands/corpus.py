@@ -6,6 +6,8 @@ offline with `peerlint index build --corpus FILE`.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import argparse
 import json
 import os
@@ -21,7 +23,7 @@ from . import HELP
 EXIT_STOPPED = 3  # the pull stopped early (budget, rate limit, network) and can be resumed
 
 
-def register(sub) -> None:
+def register(sub, argv: Sequence[str] | None = None) -> None:
     corpus = sub.add_parser("corpus", help=HELP["corpus"])
     corpus.set_defaults(handler=lambda args: _usage(corpus))
     csub = corpus.add_subparsers(dest="corpus_command", metavar="ACTION")

@@ -8,6 +8,8 @@ objects, `--plot` a PNG of the per-section means.  The logic is analyzers/drafts
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import argparse
 import json
 import sys
@@ -25,7 +27,7 @@ from . import HELP
 FIRST_WORDS = 8
 
 
-def register(sub) -> None:
+def register(sub, argv: Sequence[str] | None = None) -> None:
     p = sub.add_parser("diff", help=HELP["diff"])
     p.add_argument("file", type=Path, help="a .tex file of the project, or its folder (its root file is used)")
     p.add_argument("--rev", default="HEAD", help="the git revision to compare with (default: HEAD)")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import argparse
 
 from pathlib import Path
@@ -11,7 +13,7 @@ from ..doctor import run_doctor
 from . import HELP
 
 
-def register(sub) -> None:
+def register(sub, argv: Sequence[str] | None = None) -> None:
     p = sub.add_parser("doctor", help=HELP["doctor"])
     index_arg(p)
     p.add_argument("--settings", type=Path, help="JSON file of settings (backend, model, ollamaHost), as the editor would send them")

@@ -7,6 +7,8 @@ counts on stderr, `--json` for scripts.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import argparse
 import json
 import sys
@@ -206,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
     raise UserError("choose an action: `peerlint ideas rank FILE` or `peerlint ideas check FILE` (see --help)")
 
 
-def register(sub) -> None:
+def register(sub, argv: Sequence[str] | None = None) -> None:
     p = sub.add_parser("ideas", help=HELP["ideas"])
     add_arguments(p)
     p.set_defaults(handler=run)

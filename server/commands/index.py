@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import argparse
 import errno
 import json
@@ -18,7 +20,7 @@ from ...index.distributed.ray_build import RayOptions, RayUnavailable, ray_build
 from . import HELP
 
 
-def register(sub) -> None:
+def register(sub, argv: Sequence[str] | None = None) -> None:
     index = sub.add_parser("index", help=HELP["index"])
     index.set_defaults(handler=lambda args: _usage(index))
     isub = index.add_subparsers(dest="index_command", metavar="ACTION")

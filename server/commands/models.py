@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import argparse
 from ...errors import UserError
 from ...llm import models
 from . import HELP
 
 
-def register(sub) -> None:
+def register(sub, argv: Sequence[str] | None = None) -> None:
     p = sub.add_parser("models", help=HELP["models"])
     actions = p.add_subparsers(dest="models_action", metavar="ACTION")
     actions.add_parser("list", help="each packaged model and whether it is installed (the default action)")

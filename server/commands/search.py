@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import argparse
 import json
 
@@ -13,7 +15,7 @@ from ...retrieval.retriever import Retriever
 from . import HELP
 
 
-def register(sub) -> None:
+def register(sub, argv: Sequence[str] | None = None) -> None:
     p = sub.add_parser("search", help=HELP["search"])
     p.add_argument("text", help="the query text")
     p.add_argument("-k", type=int, default=10, help="how many papers (default: 10)")
