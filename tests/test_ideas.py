@@ -480,7 +480,6 @@ def test_cli_check_with_an_unreachable_llm_never_crashes(index_path, tmp_path):
 
 def test_bench_tournament_rows_json_and_missing_reference(tmp_path, monkeypatch, capsys):
     """A small real corpus: 16 + 16 ICLR 2017 decisions and 40 NeurIPS 2016 abstracts as the reference."""
-    from peerlint.llm import select
     from peerlint.llm.base import LogLik
     from conftest import shipped_papers
     from peerlint.server.cli import main
@@ -500,7 +499,7 @@ def test_bench_tournament_rows_json_and_missing_reference(tmp_path, monkeypatch,
     corpus.write_text("\n".join(json.dumps({"id": p.id, "title": p.title, "abstract": p.abstract, "venue": p.venue,
                                             "year": p.year, "status": p.status}) for p in chosen) + "\n")
     monkeypatch.setenv("PEERLINT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(select, "make_llm", lambda *a, **k: Fluent())
+    monkeypatch.setattr("peerlint.benchmarks.tournament.bench.make_llm", lambda *a, **k: Fluent())
     common = ["--corpus", str(corpus), "--index", str(tmp_path / "index"), "--out", str(tmp_path / "results")]
     assert main(["bench", "tournament", "--n", "16", "--resamples", "2", "--variants", "random,embedding,prior",
                  *common]) == 0

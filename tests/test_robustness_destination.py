@@ -49,7 +49,7 @@ def test_embedded_sends_nothing_anywhere(monkeypatch):
 
 
 def test_doctor_shows_where_prompts_go(tmp_path):
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO.parent)}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     env.pop("OLLAMA_HOST", None)
     settings = tmp_path / "s.json"
     settings.write_text(json.dumps({"backend": "ollama", "ollamaHost": "http://gpu-box:11434"}))

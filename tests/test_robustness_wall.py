@@ -124,7 +124,7 @@ def test_a_root_named_outside_the_project_is_not_used(tmp_path):
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PEERLINT_CACHE_DIR": CACHE, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO.parent)}
+    env = {**os.environ, "PEERLINT_CACHE_DIR": CACHE, "HF_HUB_OFFLINE": "1"}
     return subprocess.run([sys.executable, "-m", "peerlint", *args], capture_output=True, text=True, cwd=cwd,
                           env=env, timeout=300)
 
