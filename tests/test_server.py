@@ -53,16 +53,24 @@ async def status(client: LanguageClient) -> dict:
 
 
 async def answered(client: LanguageClient, request, seconds: float = 60.0):
-    """The answer to `request`, or a failure within `seconds` that shows what every thread of the
-    server was doing (SIGUSR1 makes it write them to its log), not a silent wait for pytest's timeout."""
+    """The answer to `request`, or a failure after `seconds` that shows what every thread of the server
+    was doing then (SIGUSR1 makes it write them to its log) and whether an answer came later (a slow
+    server) or never (a lost request), not a silent wait for pytest's timeout."""
+    task = asyncio.ensure_future(request)
     try:
-        return await asyncio.wait_for(request, seconds)
+        return await asyncio.wait_for(asyncio.shield(task), seconds)
     except asyncio.TimeoutError:
         os.kill(client._server.pid, signal.SIGUSR1)
-        await asyncio.sleep(2)
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        try:
+            await asyncio.wait_for(task, seconds)
+            later = f"it answered {seconds + loop.time() - start:.0f} s after the request"
+        except asyncio.TimeoutError:
+            later = f"no answer after {2 * seconds:.0f} s either"
         log = Path(CACHE) / "server.log"
         tail = log.read_text(errors="replace")[-6000:] if log.exists() else "(no server log)"
-        pytest.fail(f"the server did not answer within {seconds:.0f} s; its threads:\n{tail}")
+        pytest.fail(f"the server did not answer within {seconds:.0f} s ({later}); its threads then:\n{tail}")
 
 
 def by_code(diags, code):
