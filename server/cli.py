@@ -16,14 +16,9 @@ from typing import Sequence
 
 from .. import __version__
 from ..errors import UserError
-from .commands import HELP, load
+from .commands import HELP, chosen_command, load
 
 EXIT_USAGE = 2
-
-
-def chosen_command(argv: Sequence[str]) -> str | None:
-    """The command `argv` runs: its first word that is not an option (`peerlint -v check x` -> check)."""
-    return next((a for a in argv if not a.startswith("-")), None)
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:

@@ -144,12 +144,11 @@ class ShippedFirst:
 
     def __init__(self, cache: VectorCache, shipped: ShippedVectors):
         self.cache, self.shipped = cache, shipped
-        self.spans_found = self.vectors_found = 0  # how many came from the shipped file
+        self.vectors_found = 0  # how many vectors came from the shipped file
 
     def get_spans(self, hashes: Sequence[str], max_tokens: int) -> dict[str, list[tuple[int, int]]]:
         at = self.shipped.paper_row
         found = {h: self.shipped.spans[at[h]] for h in hashes if h in at}
-        self.spans_found += len(found)
         rest = [h for h in hashes if h not in found]
         return found | (self.cache.get_spans(rest, max_tokens) if rest else {})
 

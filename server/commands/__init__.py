@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Sequence
 
 HELP = {  # in the order `peerlint --help` lists them
     "serve": "run the language server (stdio by default)",
@@ -29,3 +30,9 @@ def load(name: str) -> ModuleType:
     if name not in HELP:
         raise KeyError(name)
     return importlib.import_module(f"{__name__}.{name}")
+
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The command `argv` runs: its first word that is not an option (`peerlint -v check x` -> check;
+    after `bench`, the benchmark)."""
+    return next((a for a in argv if not a.startswith("-")), None)

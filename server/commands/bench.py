@@ -7,7 +7,7 @@ from typing import Sequence
 
 from ...benchmarks.registry import BENCHMARKS
 from ...errors import UserError
-from . import HELP
+from . import HELP, chosen_command
 
 
 def register(sub, argv: Sequence[str] | None = None) -> None:
@@ -16,19 +16,13 @@ def register(sub, argv: Sequence[str] | None = None) -> None:
     bench = sub.add_parser("bench", help=HELP["bench"])
     bench.set_defaults(handler=_no_benchmark)
     bsub = bench.add_subparsers(dest="bench_command", metavar="BENCH")
-    chosen = _chosen(argv) if argv is not None else None
+    chosen = chosen_command(argv[argv.index("bench") + 1:]) if argv is not None and "bench" in argv else None
     for b in BENCHMARKS:
         p = bsub.add_parser(b.name, help=b.help, description=b.description)
         if argv is None or b.name == chosen:
             module = b.module()
             module.add_arguments(p)
             p.set_defaults(handler=module.run)
-
-
-def _chosen(argv: Sequence[str]) -> str | None:
-    """The benchmark `argv` names: the first word after `bench` that is not an option."""
-    words = [a for a in argv if not a.startswith("-")]
-    return words[words.index("bench") + 1] if "bench" in words[:-1] else None
 
 
 def _no_benchmark(args: argparse.Namespace) -> int:
