@@ -355,8 +355,13 @@ def test_the_venue_suite_trains_on_the_shipped_corpus_and_tests_a_given_one():
     from peerlint.index.papers import Paper
 
     shipped = shipped_papers()
-    own = shipped_venue_split(shipped)
-    assert own.dataset["year"] == 2022 and len(own.venues) == 46 and len(own.test) == 3156  # the 2013-2025 corpus
+    own = shipped_venue_split(shipped)  # the main venues only: no workshops, none the editor's head cannot name
+    assert own.dataset["year"] == 2021 and len(own.venues) == 23 and len(own.test) == 2153  # the 2013-2025 corpus
+    assert "TSAR" not in own.venues and "WMT" in own.venues
+    legacy = shipped_venue_split(shipped, year=2017, venues=["AISTATS", "COLT", "CVPR", "ICLR", "ICML", "NeurIPS"])
+    assert len(legacy.test) == 575 and {p.year for p in legacy.test} == {2017}  # the protocol, as before
+    with pytest.raises(BenchError, match="no main-conference papers of SDP"):
+        shipped_venue_split(shipped, year=2017, venues=["SDP", "ICML"])
     assert not {p.id for p in own.test} & {p.id for p in own.train}
     later = [p for p in shipped if p.venue in ("AISTATS", "COLT") and p.year in (2019, 2020)]
     renamed = [Paper(f"later-{p.id}", p.title, p.abstract, p.venue, p.year) for p in later]

@@ -35,6 +35,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         default="all", help="which measurement (default: all)")
     parser.add_argument("--corpus", nargs="+", type=Path, default=None, help="corpus files (default: the shipped proceedings); venue: heads trained on the shipped corpus "
                              "are tested on these files' venues and years")
+    parser.add_argument("--venue-year", type=int, default=None,
+                        help="venue, shipped corpus: the test year (default: the year with the most main venues)")
+    parser.add_argument("--venues", type=lambda s: [v.strip() for v in s.split(",") if v.strip()], default=None,
+                        help="venue, shipped corpus: the candidate venues, comma-separated (default: every main "
+                             "venue of the test year with 30+ papers)")
     parser.add_argument("--backend", choices=("auto", "embedded", "ollama"), default="auto", help="LLM backend (default: auto)")
     parser.add_argument("--model", help="a packaged model (`peerlint models`), a .gguf file, or an Ollama model name")
     parser.add_argument("--fluency-model", default=None,

@@ -23,7 +23,8 @@ from statistics import mean
 import numpy as np
 
 from ...analyzers.drafts.analyzer import Rated
-from ...analyzers.drafts.heads import LinearHead, VenueHead, load_register_head, percentile_of, save_register_head
+from ...analyzers.drafts.heads import (MIN_VENUE_SHARE, LinearHead, VenueHead, head_labels, load_register_head,
+                                      percentile_of, save_register_head)
 from ...analyzers.drafts.quality import QualityAnalyzer
 from ...analyzers.drafts.summaries import ordinal, draft_nearness, sections_of
 from ...analyzers.drafts.venue_calibration import (FAR_PERCENTILE, ReliabilityBin, calibrate, ece, reliability,
@@ -284,6 +285,13 @@ def _venue_year(papers: list[Paper], min_papers: int = 30) -> tuple[int, list[st
     return year, sorted(by_year[year])
 
 
+def main_venue_papers(papers: list[Paper]) -> list[Paper]:
+    """The papers the editor's venue head learns from (`head_labels`: no workshop papers, no venue
+    under its share of the corpus): the only venues it can name, so the only ones worth testing."""
+    labels = head_labels([p.venue for p in papers], [p.status or "" for p in papers])
+    return [p for p, label in zip(papers, labels) if label]
+
+
 def _knn_vote(V: np.ndarray, labels: np.ndarray, Q: np.ndarray, k: int = 10) -> list[str]:
     return _knn_votes(V, labels, Q, k)[0]
 
@@ -314,23 +322,45 @@ class VenueSplit:
     train_excludes: dict  # `Holdout` record: what was kept out of training, written into the JSON
 
 
-def shipped_venue_split(papers: list[Paper], per_venue: int = 100, indexed: set[str] | None = None) -> VenueSplit:
+def shipped_venue_split(papers: list[Paper], per_venue: int = 100, indexed: set[str] | None = None,
+                        year: int | None = None, venues: list[str] | None = None,
+                        min_papers: int = 30) -> VenueSplit:
     """One year's venues, `per_venue` abstracts each for the test; the other years of those venues
     (of those `indexed`, when given) train: the whole test venue-years, not only the sampled
-    abstracts, are kept out, and so is any paper with a test paper's id or title."""
-    year, venues = _venue_year(papers)
+    abstracts, are kept out, and so is any paper with a test paper's id or title.
+
+    Only the venues the editor's head can name take part (`main_venue_papers`). `year` and `venues`
+    fix the protocol (`--venue-year 2017 --venues AISTATS,COLT,CVPR,ICLR,ICML,NeurIPS` is the one
+    the issue's figures used); by default, the year with the most such venues of `min_papers`+ papers."""
+    main = main_venue_papers(papers)
+    if venues:
+        missing = [v for v in venues if not any(p.venue == v for p in main)]
+        if missing:
+            raise BenchError(f"venue suite: the corpus holds no main-conference papers of {', '.join(missing)} "
+                             f"(workshops and venues under {MIN_VENUE_SHARE:.1%} of the corpus are left out)")
+        main = [p for p in main if p.venue in venues]
+    if year is None:
+        year, found = _venue_year(main, min_papers)
+    else:
+        found = sorted(v for v, c in Counter(p.venue for p in main if p.year == year).items() if c >= min_papers)
+    venues = sorted(venues) if venues else found
+    thin = [v for v in venues if v not in found]
+    if thin or len(venues) < 2:
+        raise BenchError(f"venue suite: {year} holds fewer than {min_papers} papers of {', '.join(thin) or 'two venues'}; "
+                         "choose another --venue-year or --venues")
     rng = random.Random(0)
     test = []
     for v in venues:
-        pool = [p for p in papers if p.year == year and p.venue == v]
+        pool = [p for p in main if p.year == year and p.venue == v]
         test.extend(rng.sample(pool, min(per_venue, len(pool))))
     holdout = Holdout.of(test, [(v, year) for v in venues])
-    training = holdout.split(p for p in papers if p.venue in venues and (indexed is None or p.id in indexed))
+    training = holdout.split(p for p in main if p.venue in venues and (indexed is None or p.id in indexed))
     assert_no_leak(training.papers, holdout, "bench drafts venue")
     return VenueSplit(venues, training.papers, test,
                       {"year": year, "test_per_venue": per_venue,
                        "train": f"{len(training.papers)} papers of these venues from other years; the test "
-                                "venue-years and any paper with a test paper's id or title excluded"},
+                                "venue-years and any paper with a test paper's id or title excluded; workshop "
+                                "papers left out, as the editor's venue head leaves them"},
                       training.record())
 
 
@@ -341,7 +371,9 @@ def given_venue_split(shipped: list[Paper], given: list[Paper], per_venue_year: 
     has `min_papers` papers of; up to `per_venue_year` test abstracts per venue and year.  Every
     venue-year the given corpus holds of those venues is kept out of training (the shipped corpus
     may hold the same venue-years: the default corpus now runs to 2025), and so is any shipped
-    paper with a test paper's id or normalised title."""
+    paper with a test paper's id or normalised title.  Like the shipped split, only the venues the
+    editor's head can name take part (`main_venue_papers`)."""
+    shipped = main_venue_papers(shipped)
     known = Counter(p.venue for p in shipped if p.venue)
     given_venues = sorted({p.venue for p in given if p.venue and known[p.venue] >= min_papers})
     if not given_venues:
@@ -378,7 +410,9 @@ def _venue_vectors(bench: Bench) -> tuple[VenueSplit, np.ndarray, np.ndarray]:
 
     shipped_path = default_corpus_path()
     if [Path(s).resolve() for s in bench.sources] == [shipped_path.resolve()]:
-        split = shipped_venue_split(bench.papers, indexed=set(bench.index.id_to_idx))
+        split = shipped_venue_split(bench.papers, indexed=set(bench.index.id_to_idx),
+                                    year=getattr(bench.args, "venue_year", None),
+                                    venues=getattr(bench.args, "venues", None))
         return split, bench.vector_of(split.train), bench.vector_of(split.test)
     shipped_papers = load_papers([shipped_path], warn=lambda m: None)
     split = given_venue_split(shipped_papers, bench.papers)
@@ -546,7 +580,7 @@ def venue(bench: Bench) -> None:
     matrix = [[v] + [mean_score(v, c) for c in trio] for v in trio]
     style = {t: _operating_point(VenueStyleAnalyzer(), head.rating(Q[[v != t for v in truth]], t),
                                  head.rating(Q[[v == t for v in truth]], t))
-             for t in venues if t in truth and len(set(truth)) > 1}
+             for t in venues if t in truth and t in head.classes and len(set(truth)) > 1}
     calibration_tables, calibration = venue_calibration(bench, split, V, Q, head)
     years = sorted({p.year for p in test if p.year})
     by_year = [[str(y), sum(p.year == y for p in test)] + [
