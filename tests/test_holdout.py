@@ -171,3 +171,21 @@ def test_schnovel_training_pairs_touch_no_tested_venue_year():
         assert rec["venue_years"] == sorted(f"{v} {y}" for v, y in tested_years)
         if start < cut:
             assert rec["dropped"]["venue-year"] > 0  # the start year's pairs left the training set
+
+
+def test_acceptance_scores_one_year_and_trains_on_every_other_venue_year():
+    """`--venue-year 2017`: only ICLR 2017 is scored (the pool's first papers), by heads that learn from
+    ICLR 2013, never from 2017; a year with no decisions is a clear error naming those there are."""
+    from peerlint.benchmarks.drafts.context import BenchError
+    from peerlint.benchmarks.drafts.suites import decision_groups, scored_folds
+
+    every = decision_groups(real("iclr-2013") + real("iclr-2017"), min_papers=20)
+    groups, pool, folds, records = scored_folds(every, 2017)
+    assert list(groups) == [("ICLR", 2017)] and [r["test"] for r in records] == ["ICLR 2017"]
+    (test, train), = folds
+    scored = groups[("ICLR", 2017)]
+    assert pool[:len(scored)] == scored and sorted(test) == list(range(len(scored)))
+    assert {pool[i].year for i in train} == {2013} and len(train) == len(every[("ICLR", 2013)])
+    assert len(scored_folds(every, None)[2]) == 2  # by default every venue-year is scored
+    with pytest.raises(BenchError, match="no venue-year of 2019 .* ICLR 2013, ICLR 2017"):
+        scored_folds(every, 2019)

@@ -36,7 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", nargs="+", type=Path, default=None, help="corpus files (default: the shipped proceedings); venue: heads trained on the shipped corpus "
                              "are tested on these files' venues and years")
     parser.add_argument("--venue-year", type=int, default=None,
-                        help="venue, shipped corpus: the test year (default: the year with the most main venues)")
+                        help="venue, shipped corpus: the test year (default: the year with the most main "
+                             "venues); acceptance: score only this year's venue-years (default: every one)")
     parser.add_argument("--venues", type=lambda s: [v.strip() for v in s.split(",") if v.strip()], default=None,
                         help="venue, shipped corpus: the candidate venues, comma-separated (default: every main "
                              "venue of the test year with 30+ papers)")

@@ -673,6 +673,21 @@ def decision_groups(papers, indexed=None, min_papers: int = 100) -> dict[tuple[s
             if len(ps) >= min_papers and len({decision(p.status) for p in ps}) == 2}
 
 
+def scored_folds(every: dict, year: int | None) -> tuple[dict, list[Paper], list, list[dict]]:
+    """The acceptance suite's scored groups (every venue-year, or only `year`'s), the pool of papers the
+    folds index (the scored groups' papers first, in order, then the other groups'), and the leave-one-
+    venue-year-out folds of the scored groups only: each trains on every other group."""
+    groups = {g: ps for g, ps in every.items() if year is None or g[1] == year}
+    if not groups:
+        raise BenchError(f"no venue-year of {year} has 100+ accepted and rejected papers; the corpus has "
+                         f"{', '.join(f'{v} {yr}' for v, yr in every)}")
+    pool = [p for ps in groups.values() for p in ps] + [p for g, ps in every.items() if g not in groups for p in ps]
+    folds, records = venue_year_folds(pool, every) if len(every) >= 2 else ([], [])
+    scored = {f"{v} {yr}" for v, yr in groups}
+    kept = [i for i, rec in enumerate(records) if rec["test"] in scored]
+    return groups, pool, [folds[i] for i in kept], [records[i] for i in kept]
+
+
 def venue_year_folds(papers: list[Paper], groups) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[dict]]:
     """Leave one venue-year out: for each group, its papers are the test fold and the papers of the
     other groups train, less any with a test paper's venue-year, id or normalised title (the same
@@ -701,10 +716,14 @@ def _register_zero_shot(head: LinearHead, groups) -> dict:
 
 
 def acceptance(bench: Bench) -> None:
-    groups = decision_groups(bench.papers, set(bench.index.id_to_idx))
-    papers = [p for ps in groups.values() for p in ps]
-    if not papers:
+    """Accepted vs rejected from the abstract alone. Every venue-year with decisions is a group; with
+    `--venue-year Y` only Y's groups are scored (ICLR 2017 is the issue's protocol), while the trained
+    rows still learn from every other group."""
+    every = decision_groups(bench.papers, set(bench.index.id_to_idx))
+    if not every:
         raise BenchError("the corpus has no venue-year with 100+ accepted and rejected papers for the acceptance suite")
+    groups, pool, folds, fold_records = scored_folds(every, getattr(bench.args, "venue_year", None))
+    papers = [p for ps in groups.values() for p in ps]  # the scored papers: the pool's first len(papers)
     y = np.array([decision(p.status) for p in papers])
     X = bench.vector_of(papers)
     rated = np.array([p.rating_avg if p.rating_avg is not None else np.nan for p in papers])
@@ -712,7 +731,10 @@ def acceptance(bench: Bench) -> None:
     reg = head.rating(X)
     # trained rows: never on the test venue-year, so they need decisions of two venue-years or more
     cv_logit, cv_rating = np.full(len(papers), np.nan), np.full(len(papers), np.nan)
-    folds, fold_records = venue_year_folds(papers, groups) if len(groups) >= 2 else ([], [])
+    X_pool = np.vstack([X, bench.vector_of(pool[len(papers):])]) if len(pool) > len(papers) else X
+    y_pool = np.array([decision(p.status) for p in pool])
+    rated_pool = np.array([p.rating_avg if p.rating_avg is not None else np.nan for p in pool])
+    X, y, rated = X_pool, y_pool, rated_pool  # the folds index the pool; its first len(papers) are the scored
     for test, train in folds:
         if len(train) < 20 or len(set(y[train])) < 2:
             continue
@@ -722,6 +744,8 @@ def acceptance(bench: Bench) -> None:
             A = np.hstack([X[ok], np.ones((len(ok), 1))])
             coef = np.linalg.solve(A.T @ A + 2.0 * np.eye(A.shape[1]), A.T @ rated[ok])
             cv_rating[test] = np.hstack([X[test], np.ones((len(test), 1))]) @ coef
+    n = len(papers)
+    X, y, rated = X[:n], y[:n], rated[:n]
     has = ~np.isnan(rated)
     rows = [["embedding (register head, zero-shot)", len(papers), _r(auroc(reg[y == 1], reg[y == 0])),
              _r(spearman(reg[has], rated[has]))]]
@@ -733,7 +757,7 @@ def acceptance(bench: Bench) -> None:
     train_excludes = {"scheme": "leave one venue-year out: each group's papers are scored by heads trained on the "
                                 "other groups, less any paper with a test venue-year, id or normalised title",
                       "folds": fold_records}
-    if len(groups) < 2:
+    if len(every) < 2:
         train_excludes["skipped"] = ("the trained rows need decisions of two venue-years or more: training on the "
                                      "test venue-year itself is not done")
     years = {yr for _, yr in groups}
@@ -764,6 +788,8 @@ def acceptance(bench: Bench) -> None:
         rows.append([name, int(m.sum()), _r(auroc(v[m & (yy == 1)], v[m & (yy == 0)])) if m.any() else None,
                      _r(spearman(v[m & ~np.isnan(rr)], rr[m & ~np.isnan(rr)])) if (m & ~np.isnan(rr)).sum() > 2 else None])
     bench.report("acceptance", {"groups": sorted(f"{v} {yr}" for v, yr in groups), "papers": len(papers),
+                                "trained_rows_learn_from": sorted(f"{v} {yr}" for v, yr in every if (v, yr) not in groups)
+                                or "the other scored groups",
                                 "accepted": int(y.sum()), "rejected": int((y == 0).sum()),
                                 "labels": "accepted = poster/oral/spotlight/accept/talk; rejected = reject/workshop",
                                 "label_free": free_info},
