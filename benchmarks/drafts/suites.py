@@ -623,6 +623,7 @@ def decision(status: str) -> int | None:
 
 
 PRIOR_ROW = "prior: topicality + fluency (Blend, label-free)"
+HEAD_AND_PRIOR_ROW = "acceptance head + prior (sum of z-scores)"
 
 
 def _label_free(bench: Bench, papers: list[Paper], X: np.ndarray, year: int) -> tuple[dict[str, np.ndarray], dict]:
@@ -763,6 +764,8 @@ def acceptance(bench: Bench) -> None:
     years = {yr for _, yr in groups}
     free, free_info = _label_free(bench, papers, X, min(years)) if len(years) == 1 else \
         ({}, {"skipped": "label-free rows need one year (their reference is the year before)"})
+    if PRIOR_ROW in free and not np.isnan(cv_logit).any():  # fixed equal weights: nothing fitted on the scored year
+        free[HEAD_AND_PRIOR_ROW] = standardised_sum([cv_logit, free[PRIOR_ROW]])
     for name, v in free.items():
         rows.append([name, len(papers), _r(auroc(v[y == 1], v[y == 0])), _r(spearman(v[has], rated[has]))])
     k = bench.args.limit or 10
