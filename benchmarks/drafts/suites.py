@@ -178,6 +178,12 @@ def _operating_row(name: str, r: dict) -> list:
 
 # -- revisions (Section 4.1) -----------------------------------------------------------------------
 
+def lm_label(llm) -> str:
+    """How a row names the LM behind it: "SmolLM2" for the packaged default, else its model's name."""
+    model = Path(str(getattr(llm, "model", "?"))).name.removesuffix(".gguf")
+    return "SmolLM2" if model.lower().startswith("smollm2") else model
+
+
 def _fluency(bench: Bench, dev: list[EditPair]) -> tuple[dict, dict]:
     """Fluency rows: SmolLM2's log-likelihood of each raw sentence after a neutral prompt, per normalisation."""
     start = time.perf_counter()
@@ -185,7 +191,8 @@ def _fluency(bench: Bench, dev: list[EditPair]) -> tuple[dict, dict]:
         dev_ll = [logliks(bench.fluency_llm(), [getattr(p, side) for p in dev]) for side in ("after", "before")]
     except LLMUnavailable as exc:
         return {}, {"skipped": f"fluency rows skipped: {exc}"}
-    scores = {f"fluency ({name}, SmolLM2)": tuple(np.array([ll.per_token(pw) for ll in lls]) for lls in dev_ll)
+    lm = lm_label(bench.fluency_llm())
+    scores = {f"fluency ({name}, {lm})": tuple(np.array([ll.per_token(pw) for ll in lls]) for lls in dev_ll)
               for name, pw in POWERS.items()}
     return scores, {"prompt": "analyzers/fluency.PROMPT", "fluency_seconds": round(time.perf_counter() - start, 1)}
 
@@ -655,7 +662,7 @@ def _label_free(bench: Bench, papers: list[Paper], X: np.ndarray, year: int) -> 
     start = time.perf_counter()
     blend = Blend([topical, fluency])
     raw = blend.parts_of(texts)  # each part scores every text once; the three rows read the same numbers
-    out = {topicality_row: raw[0], "fluency (SmolLM2 mean token log-likelihood, label-free)": raw[1],
+    out = {topicality_row: raw[0], f"fluency ({lm_label(bench.fluency_llm())} mean token log-likelihood, label-free)": raw[1],
            PRIOR_ROW: blend.combine(raw)}
     info["fluency"] = {"prompt": "analyzers/fluency.ABSTRACT_PROMPT", "texts": len(texts),
                        "seconds": round(time.perf_counter() - start, 1)}
