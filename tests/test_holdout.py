@@ -189,3 +189,19 @@ def test_acceptance_scores_one_year_and_trains_on_every_other_venue_year():
     assert len(scored_folds(every, None)[2]) == 2  # by default every venue-year is scored
     with pytest.raises(BenchError, match="no venue-year of 2019 .* ICLR 2013, ICLR 2017"):
         scored_folds(every, 2019)
+
+
+def test_decision_benches_leave_out_anthology_only_acceptances_of_a_year_with_rejections():
+    """ICLR 2017 in the shipped corpus: 489 OpenReview decisions plus 57 ML Anthology records of its
+    workshop track marked "Accept"; the decision benches read the 489 (ICLR 2014, no rejections, keeps all)."""
+    from conftest import shipped_papers
+    from peerlint.benchmarks.drafts.suites import decision_groups
+    from peerlint.benchmarks.harness.decisions import with_decisions
+
+    shipped = shipped_papers()
+    iclr17 = [p for p in shipped if p.venue == "ICLR" and p.year == 2017]
+    kept = with_decisions(iclr17)
+    assert len(iclr17) == 546 and len(kept) == 489 and not any(p.status == "Accept" for p in kept)
+    iclr14 = [p for p in shipped if p.venue == "ICLR" and p.year == 2014]
+    assert with_decisions(iclr14) == iclr14
+    assert len(decision_groups(shipped)[("ICLR", 2017)]) == 489

@@ -37,6 +37,7 @@ from ...analyzers.novelty.model import fit_pairwise_logistic
 from ...index.ingest.identity import normalise_title
 from ...index.papers import Paper
 from ...settings import Settings
+from ..harness.decisions import with_decisions
 from ..harness.holdout import Holdout, assert_no_leak, record_of
 from .context import (
     ACM_CR, ARXIVEDITS, Bench, BenchError, load_fortunes, load_out_of_field, log, stable_split, REAL_OUT_OF_FIELD,
@@ -674,7 +675,7 @@ def decision_groups(papers, indexed=None, min_papers: int = 100) -> dict[tuple[s
     (mixing years would let a head learn the year).  The informal suite keeps them out of the
     register head it ships, so that head is zero-shot here."""
     labelled = defaultdict(list)  # (venue, year) -> papers with a decision
-    for p in papers:
+    for p in with_decisions(papers):
         if p.status and decision(p.status) is not None and (indexed is None or p.id in indexed):
             labelled[(p.venue, p.year)].append(p)
     return {g: ps for g, ps in sorted(labelled.items(), key=lambda kv: str(kv[0]))

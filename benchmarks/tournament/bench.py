@@ -42,6 +42,7 @@ from ...analyzers.drafts.fluency import FluencyScore
 from ...analyzers.drafts.heads import fit_logistic
 from ...llm.base import LLMUnavailable, LLMError
 from ..harness.corpus_index import ensure_index
+from ..harness.decisions import with_decisions
 from ..harness.holdout import Holdout, assert_no_leak
 from ...analyzers.ideas.idea_file import Idea
 from ...analyzers.ideas.tournament import auroc, top_half_accuracy, swiss_tournament
@@ -150,7 +151,7 @@ class HeadScorer:
 
         test = [p for p in papers if p.venue.lower() == venue.lower() and p.year == year]
         holdout = Holdout.of(test, [(venue, year)])
-        training = holdout.split(p for p in papers if p.venue.lower() == venue.lower()
+        training = holdout.split(p for p in with_decisions(papers) if p.venue.lower() == venue.lower()
                                  and _label(p.status) is not None)
         assert_no_leak(training.papers, holdout, f"bench tournament embedding-head ({venue} {year})")
         train = [(p, _label(p.status)) for p in training.papers]
@@ -213,7 +214,7 @@ def _wanted_variants(spec: str) -> list[str]:
 
 def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
     wanted = _wanted_variants(args.variants)
-    year_papers = [p for p in papers if p.venue.lower() == args.venue.lower() and p.year == args.year]
+    year_papers = with_decisions(p for p in papers if p.venue.lower() == args.venue.lower() and p.year == args.year)
     sample = balanced_sample(year_papers, args.n, args.seed)
     if len(sample) < 4:
         raise UserError(f"{args.venue} {args.year} has too few accepted and rejected abstracts: choose another --year")
