@@ -76,6 +76,9 @@ def test_titles_normalise_across_latex_and_accents():
     assert normalise_title("{BERT}: Pre-training of Deep {B}idirectional Transformers") == \
         normalise_title("BERT - pre-training of deep bidirectional transformers")
     assert normalise_title("Réseaux \\emph{de} neurones") == "reseaux de neurones"
+    # ICML 2024's position track: "Position: A Roadmap to Pluralistic Alignment" is cited by its arXiv title
+    assert normalise_title("Position: A Roadmap to Pluralistic Alignment") == normalise_title("A Roadmap to Pluralistic Alignment")
+    assert normalise_title("Positional encodings: a study") == "positional encodings a study"
 
 
 # --- inverted indexes ---------------------------------------------------------------------------------------------

@@ -69,11 +69,13 @@ def normalise_arxiv_id(value: str | None) -> str:
 
 
 def normalise_title(title: str | None) -> str:
-    """Lower-case ASCII words of a title: accents, LaTeX commands, braces and punctuation dropped."""
+    """Lower-case ASCII words of a title: accents, LaTeX commands, braces and punctuation dropped, and
+    the "Position:" label of ICML's position-paper track (the arXiv version is titled without it)."""
     if not title:
         return ""
     text = re.sub(r"\\[a-zA-Z]+|[{}$]", "", title)
     text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    text = re.sub(r"^\s*position\s*:\s*(?=\S)", "", text, flags=re.IGNORECASE)
     return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
 
 
