@@ -733,17 +733,15 @@ def acceptance(bench: Bench) -> None:
         raise BenchError("the corpus has no venue-year with 100+ accepted and rejected papers for the acceptance suite")
     groups, pool, folds, fold_records = scored_folds(every, getattr(bench.args, "venue_year", None))
     papers = [p for ps in groups.values() for p in ps]  # the scored papers: the pool's first len(papers)
-    y = np.array([decision(p.status) for p in papers])
     X = bench.vector_of(papers)
-    rated = np.array([p.rating_avg if p.rating_avg is not None else np.nan for p in papers])
     head = _register(bench)
     reg = head.rating(X)
     # trained rows: never on the test venue-year, so they need decisions of two venue-years or more
     cv_logit, cv_rating = np.full(len(papers), np.nan), np.full(len(papers), np.nan)
-    X_pool = np.vstack([X, bench.vector_of(pool[len(papers):])]) if len(pool) > len(papers) else X
-    y_pool = np.array([decision(p.status) for p in pool])
-    rated_pool = np.array([p.rating_avg if p.rating_avg is not None else np.nan for p in pool])
-    X, y, rated = X_pool, y_pool, rated_pool  # the folds index the pool; its first len(papers) are the scored
+    # the folds index the pool; its first len(papers) are the scored papers
+    X = np.vstack([X, bench.vector_of(pool[len(papers):])]) if len(pool) > len(papers) else X
+    y = np.array([decision(p.status) for p in pool])
+    rated = np.array([p.rating_avg if p.rating_avg is not None else np.nan for p in pool])
     for test, train in folds:
         if len(train) < 20 or len(set(y[train])) < 2:
             continue
