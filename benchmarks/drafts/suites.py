@@ -691,10 +691,8 @@ def scored_folds(every: dict, year: int | None) -> tuple[dict, list[Paper], list
         raise BenchError(f"no venue-year of {year} has 100+ accepted and rejected papers; the corpus has "
                          f"{', '.join(f'{v} {yr}' for v, yr in every)}")
     pool = [p for ps in groups.values() for p in ps] + [p for g, ps in every.items() if g not in groups for p in ps]
-    folds, records = venue_year_folds(pool, every) if len(every) >= 2 else ([], [])
-    scored = {f"{v} {yr}" for v, yr in groups}
-    kept = [i for i, rec in enumerate(records) if rec["test"] in scored]
-    return groups, pool, [folds[i] for i in kept], [records[i] for i in kept]
+    folds, records = venue_year_folds(pool, groups) if len(every) >= 2 else ([], [])
+    return groups, pool, folds, records
 
 
 def venue_year_folds(papers: list[Paper], groups) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[dict]]:
