@@ -362,6 +362,10 @@ def test_the_venue_suite_trains_on_the_shipped_corpus_and_tests_a_given_one():
     assert len(legacy.test) == 575 and {p.year for p in legacy.test} == {2017}  # the protocol, as before
     with pytest.raises(BenchError, match="no main-conference papers of SDP"):
         shipped_venue_split(shipped, year=2017, venues=["SDP", "ICML"])
+    with pytest.raises(BenchError, match="1990 holds fewer than 30 papers of two venues"):
+        shipped_venue_split(shipped, year=1990)  # NeurIPS alone
+    with pytest.raises(BenchError, match="2013 holds fewer than 30 papers of ACL"):
+        shipped_venue_split(shipped, year=2013, venues=["ACL", "ICML"])
     assert not {p.id for p in own.test} & {p.id for p in own.train}
     later = [p for p in shipped if p.venue in ("AISTATS", "COLT") and p.year in (2019, 2020)]
     renamed = [Paper(f"later-{p.id}", p.title, p.abstract, p.venue, p.year) for p in later]
