@@ -183,6 +183,7 @@ class PeerlintServer(LanguageServer):
             state = await loop.run_in_executor(self.llm_worker, lambda: self.service.analyze(uri, "llm", cancelled))
             if not cancelled():
                 self.publish(state)
+            log.info("LLM checks of %s: %s", uri_to_path(uri).name, "superseded" if cancelled() else "published")
         except Exception as exc:
             log.exception("LLM analysis of %s failed", uri)
             self.warn_once("llm-fail", f"LLM checks failed ({exc}); the embedding checks keep working")
@@ -527,7 +528,21 @@ def _stacks_on_signal(log_file: Path) -> None:
     except OSError:
         out = sys.stderr
     _STACKS_TO.append(out)
-    faulthandler.register(signal.SIGUSR1, file=out, all_threads=True)
+
+    def dump(_signum, _frame) -> None:
+        # A Python-level handler: it runs in the main thread with the GIL held, so the list of threads
+        # cannot change under it (faulthandler.register dumps from the C handler, which can crash a
+        # server whose worker threads start and end at that moment).
+        out.flush()
+        faulthandler.dump_traceback(file=out, all_threads=True)
+        out.flush()
+
+    try:
+        signal.signal(signal.SIGUSR1, dump)
+    except ValueError:  # not the main thread (a server started inside another program): no dumps
+        _STACKS_TO.remove(out)
+        if out is not sys.stderr:
+            out.close()
 
 
 def serve(tcp: str | None = None, log_file: Path | None = None) -> int:

@@ -91,5 +91,7 @@ class RevisionsAnalyzer:
         except Exception:  # a bug here must not cost the background tier's other findings
             log.exception("revision judgments for %s failed", root)
             return []
-        self._keep(root, revision_lenses(found, rev))
+        lenses = revision_lenses(found, rev)
+        log.info("revisions of %s against %s: %d edited paragraph(s) judged", root, rev, len(lenses))
+        self._keep(root, lenses)
         return weaker_judgments(found, rev, judge=judge, chunks=chunks)
