@@ -205,3 +205,21 @@ def test_decision_benches_leave_out_anthology_only_acceptances_of_a_year_with_re
     iclr14 = [p for p in shipped if p.venue == "ICLR" and p.year == 2014]
     assert with_decisions(iclr14) == iclr14
     assert len(decision_groups(shipped)[("ICLR", 2017)]) == 489
+
+
+def test_one_reading_of_a_status_serves_the_acceptance_and_tournament_benches():
+    """Every status of the shipped ICLR years read once: ICLR 2023's "Top-5%" / "Top-25%" are
+    acceptances, ICLR 2017-18's "Workshop" is no conference acceptance (the acceptance suite counts it
+    rejected, the tournament leaves it out), a withdrawal or an empty status is no decision."""
+    from conftest import shipped_papers
+    from peerlint.benchmarks.drafts.suites import decision as acceptance_label
+    from peerlint.benchmarks.harness.decisions import decision
+    from peerlint.benchmarks.tournament.bench import _label as tournament_label
+
+    statuses = {p.status for p in shipped_papers() if p.venue == "ICLR"}
+    read = {s: decision(s) for s in statuses}
+    assert {s for s, d in read.items() if d is None} == {"", "Withdraw"}
+    assert read["Top-5%"] == read["Top-25%"] == "accept" and read["Workshop"] == read["Oral Workshop"] == "workshop"
+    assert acceptance_label("Workshop") == acceptance_label("Reject") == 0 and acceptance_label("Top-25%") == 1
+    assert tournament_label("Workshop") is None and tournament_label("Reject") is False
+    assert tournament_label("Top-5%") is True and tournament_label("Withdraw") is None

@@ -37,6 +37,7 @@ from ...analyzers.novelty.model import fit_pairwise_logistic
 from ...index.ingest.identity import normalise_title
 from ...index.papers import Paper
 from ...settings import Settings
+from ..harness.decisions import decision as conference_decision
 from ..harness.decisions import with_decisions
 from ..harness.holdout import Holdout, assert_no_leak, record_of
 from .context import (
@@ -620,14 +621,10 @@ def held_out_ids(bench: Bench, test: list[Paper]) -> frozenset[str]:
 
 # -- acceptance -------------------------------------------------------------------------------------
 
-ACCEPT = ("poster", "oral", "spotlight", "accept", "talk")
-
-
 def decision(status: str) -> int | None:
-    s = status.lower()
-    if "reject" in s or "workshop" in s:
-        return 0
-    return 1 if any(a in s for a in ACCEPT) else None
+    """1 accepted, 0 not accepted to the conference (rejected or sent to its workshop track), else None."""
+    verdict = conference_decision(status)
+    return None if verdict is None else int(verdict == "accept")
 
 
 PRIOR_ROW = "prior: topicality + fluency (Blend, label-free)"

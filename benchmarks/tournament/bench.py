@@ -42,7 +42,7 @@ from ...analyzers.drafts.fluency import FluencyScore
 from ...analyzers.drafts.heads import fit_logistic
 from ...llm.base import LLMUnavailable, LLMError
 from ..harness.corpus_index import ensure_index
-from ..harness.decisions import with_decisions
+from ..harness.decisions import decision, with_decisions
 from ..harness.holdout import Holdout, assert_no_leak
 from ...analyzers.ideas.idea_file import Idea
 from ...analyzers.ideas.tournament import auroc, top_half_accuracy, swiss_tournament
@@ -52,8 +52,6 @@ from ...llm.select import make_llm
 from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
 from ...index.store import IndexError_, open_index
 
-ACCEPTED = ("oral", "poster", "spotlight", "accept", "talk")
-REJECTED = ("reject",)
 VARIANTS = ("random", "embedding", "embedding-head", "prior", "llm", "hybrid")
 DEFAULT_VARIANTS = ("random", "embedding", "embedding-head", "llm")  # + hybrid: another ~320 LLM answers
 
@@ -84,12 +82,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _label(status: str) -> bool | None:
-    s = status.lower()
-    if any(a in s for a in ACCEPTED) and "workshop" not in s:
-        return True
-    if any(r in s for r in REJECTED):
-        return False
-    return None
+    """Accepted or rejected; a workshop-track paper is left out (neither outcome)."""
+    verdict = decision(status)
+    return None if verdict in (None, "workshop") else verdict == "accept"
 
 
 def balanced_sample(papers, n: int, seed: int) -> list[tuple[Any, bool]]:
@@ -223,7 +218,7 @@ def _tournament_suite(args, index, papers, llm_factory) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     out: dict[str, Any] = {"dataset": {"venue": args.venue, "year": args.year, "n": len(sample),
                                        "accepted": sum(labels), "rejected": len(labels) - sum(labels),
-                                       "labels": "accepted = oral/poster/spotlight/accept/talk; rejected = reject; "
+                                       "labels": "accepted = oral/poster/spotlight/accept/talk/top-N%; rejected = reject; "
                                                  "workshop left out", "seed": args.seed, "ids": [i.id for i in ideas]},
                            "rounds": args.rounds}
     if "random" in wanted:
