@@ -20,6 +20,7 @@ Not here, because their packages carry no weights (they download at run time or 
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import shutil
@@ -46,6 +47,7 @@ class Candidate:
     dim: int
     queries: Callable[[Sequence[str]], np.ndarray]  # unit vectors
     passages: Callable[[Sequence[str]], np.ndarray]
+    vectors_of: str | None = None  # another candidate whose vectors this one truncates (its CPU cost is that one's)
 
 
 def load(name: str) -> Candidate:
@@ -189,21 +191,35 @@ def nomic_gguf() -> Path:
     return target
 
 
-def _nomic(name: str, dim: int) -> Candidate:
+_NOMIC_FULL: dict[str, np.ndarray] = {}  # prefixed text -> its 768-d vector: nomic-256 reuses nomic's
+
+
+@functools.lru_cache(maxsize=1)
+def _nomic_model():
     from llama_cpp import Llama
 
-    model = Llama(model_path=str(nomic_gguf()), embedding=True, n_ctx=2048, n_batch=2048, n_ubatch=2048,
-                  pooling_type=1, verbose=False)  # 1: mean pooling, the model's own
+    return Llama(model_path=str(nomic_gguf()), embedding=True, n_ctx=2048, n_batch=2048, n_ubatch=2048,
+                 n_threads=os.cpu_count(), pooling_type=1, verbose=False)  # 1: mean pooling, the model's own
+
+
+def _nomic(name: str, dim: int) -> Candidate:
+    model = _nomic_model()
+
+    def full_vector(text: str) -> np.ndarray:
+        if text not in _NOMIC_FULL:
+            _NOMIC_FULL[text] = np.asarray(model.embed(text, truncate=True), dtype=np.float32)
+        return _NOMIC_FULL[text]
 
     def encode(prefix: str):
         def run(texts: Sequence[str]) -> np.ndarray:
             out = np.zeros((len(texts), dim), dtype=np.float32)
             for i, text in enumerate(texts):
-                full = np.asarray(model.embed(prefix + text, truncate=True), dtype=np.float32)
+                full = full_vector(prefix + text)
                 if dim < full.shape[0]:  # Matryoshka: layer norm over the full vector, then truncate
                     full = (full - full.mean()) / np.sqrt(full.var() + 1e-5)
                 out[i] = full[:dim]
             return _unit(out)
         return run
 
-    return Candidate(name, dim, encode("search_query: "), encode("search_document: "))
+    return Candidate(name, dim, encode("search_query: "), encode("search_document: "),
+                     "nomic" if dim < 768 else None)
