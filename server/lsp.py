@@ -478,7 +478,10 @@ async def cmd_novelty(ls: PeerlintServer, *args) -> dict:
     where = _where(args)
     end = where.get("end")
     end = (int(end["line"]), int(end["character"])) if isinstance(end, dict) else None
-    result = await ls.run_with_progress("peerlint: checking novelty", ls.service.check_novelty, where["uri"],
+    title = "peerlint: checking novelty"
+    if not ls.service.novelty_calibrated():  # a new index: say why this one takes minutes
+        title += " (first check on this index: calibrating the score once, about 2 minutes)"
+    result = await ls.run_with_progress(title, ls.service.check_novelty, where["uri"],
                                         int(where["line"]), int(where["character"]), end, cancellable=True)
     state = ls.service.project_of(where["uri"])
     if state is not None:

@@ -373,6 +373,10 @@ class Service:
         }
 
     # -- commands ---------------------------------------------------------------------------
+    def novelty_calibrated(self) -> bool:
+        """False when the next novelty check first fits this index's novelty model (minutes, once)."""
+        return self.retriever() is None or self.checker.novelty_checker().calibrated()
+
     def check_novelty(self, uri: str, line: int, character: int, end: tuple[int, int] | None = None,
                       is_cancelled: Callable[[], bool] = lambda: False) -> dict:
         """Calibrated novelty of the selection (from line:character to `end`), else of the paragraph at

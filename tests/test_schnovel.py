@@ -274,3 +274,16 @@ def test_check_novelty_gives_score_neighbours_and_justification(index_path, tmp_
     assert again == result
     state = service.project_of(draft)
     assert [j.code for j in state.judgments[draft] if j.code == "novelty"] == ["novelty"]
+
+
+def test_a_novelty_model_not_yet_fitted_for_an_index_build_is_known_before_the_check(vector_index, tmp_path):
+    """The server says "calibrating, once" in the progress of the first check on a new index build,
+    since that check fits the lexicon and the model (minutes on the default index) before it answers."""
+    from peerlint.analyzers.novelty.model import calibrated, load_or_train
+
+    assert not calibrated(vector_index, tmp_path)
+    load_or_train(vector_index, tmp_path)
+    assert calibrated(vector_index, tmp_path)
+    [rows] = (tmp_path / "novelty").glob("lexicon-*.rows.npy")
+    rows.unlink()  # a cache missing a part is fitted again on the next check
+    assert not calibrated(vector_index, tmp_path)

@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from ...index.papers import Hit
-from .model import Neighbourhood, NoveltyModel, load_or_train, text_features
+from .model import Neighbourhood, NoveltyModel, calibrated, load_or_train, text_features
 from .features import Timeline
 from ...retrieval.retriever import HitView
 from ...types import Chunk, Judgment
@@ -120,6 +120,10 @@ class NoveltyChecker:
         self._timeline: Timeline | None = None
         self._reports: dict[tuple[str, str], NoveltyReport] = {}
         self._lock = threading.Lock()
+
+    def calibrated(self) -> bool:
+        """Whether the first check will be quick: the model is loaded or cached for this index build."""
+        return self._model is not None or calibrated(self.retriever.index, self.cache_dir)
 
     def ready(self) -> tuple[NoveltyModel, Timeline]:
         with self._lock:
