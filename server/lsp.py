@@ -479,7 +479,8 @@ async def cmd_novelty(ls: PeerlintServer, *args) -> dict:
     end = where.get("end")
     end = (int(end["line"]), int(end["character"])) if isinstance(end, dict) else None
     title = "peerlint: checking novelty"
-    if not ls.service.novelty_calibrated():  # a new index: say why this one takes minutes
+    calibrated = await asyncio.get_running_loop().run_in_executor(None, ls.service.novelty_calibrated)
+    if not calibrated:  # a new index build: say why this check takes minutes
         title += " (first check on this index: calibrating the score once, about 2 minutes)"
     result = await ls.run_with_progress(title, ls.service.check_novelty, where["uri"],
                                         int(where["line"]), int(where["character"]), end, cancellable=True)
