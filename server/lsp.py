@@ -191,8 +191,10 @@ class PeerlintServer(LanguageServer):
             if progress:
                 self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
 
-    async def begin_progress(self, token: str, title: str, stop: threading.Event | None = None) -> bool:
-        """Begin a work-done progress; with `stop`, the progress is cancellable and its Cancel sets `stop`."""
+    async def begin_progress(self, token: str, title: str, stop: threading.Event | None = None,
+                             message: str | None = None) -> bool:
+        """Begin a work-done progress; with `stop`, the progress is cancellable and its Cancel sets `stop`;
+        `message`: what the client shows beside the title (why this one takes long)."""
         caps = self.client_capabilities.window
         if not (caps and caps.work_done_progress):
             return False
@@ -202,7 +204,8 @@ class PeerlintServer(LanguageServer):
             return False
         if stop is not None:  # pygls cancels this future on window/workDoneProgress/cancel
             self.work_done_progress.tokens[token].add_done_callback(lambda f: f.cancelled() and stop.set())
-        self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=stop is not None))
+        self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=stop is not None,
+                                                                       message=message))
         return True
 
     def on_request_cancelled(self, stop: threading.Event) -> None:
@@ -213,7 +216,8 @@ class PeerlintServer(LanguageServer):
         if future is not None:
             future.add_done_callback(lambda f: f.cancelled() and stop.set())
 
-    async def run_with_progress(self, title: str, fn, *args, reports: bool = False, cancellable: bool = False):
+    async def run_with_progress(self, title: str, fn, *args, reports: bool = False, cancellable: bool = False,
+                                message: str | None = None):
         """`fn(*args)` on the LLM worker under a work-done progress; `reports`: `fn` also gets a
         (done, total) callback that updates the progress from the worker thread; `cancellable`: `fn`
         also gets an `is_cancelled()` that turns true when the client cancels the request or the
@@ -222,7 +226,7 @@ class PeerlintServer(LanguageServer):
         stop = threading.Event()
         if cancellable:
             self.on_request_cancelled(stop)
-        progress = await self.begin_progress(token, title, stop if cancellable else None)
+        progress = await self.begin_progress(token, title, stop if cancellable else None, message)
         loop = asyncio.get_running_loop()
 
         def report(done: int, total: int) -> None:
@@ -478,12 +482,11 @@ async def cmd_novelty(ls: PeerlintServer, *args) -> dict:
     where = _where(args)
     end = where.get("end")
     end = (int(end["line"]), int(end["character"])) if isinstance(end, dict) else None
-    title = "peerlint: checking novelty"
     calibrated = await asyncio.get_running_loop().run_in_executor(None, ls.service.novelty_calibrated)
-    if not calibrated:  # a new index build: say why this check takes minutes
-        title += " (first check on this index: calibrating the score once, about 2 minutes)"
-    result = await ls.run_with_progress(title, ls.service.check_novelty, where["uri"],
-                                        int(where["line"]), int(where["character"]), end, cancellable=True)
+    why = None if calibrated else "first check on this index: calibrating the score once, about 2 minutes"
+    result = await ls.run_with_progress("peerlint: checking novelty", ls.service.check_novelty, where["uri"],
+                                        int(where["line"]), int(where["character"]), end, cancellable=True,
+                                        message=why)
     state = ls.service.project_of(where["uri"])
     if state is not None:
         ls.publish(state)

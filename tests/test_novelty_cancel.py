@@ -139,6 +139,7 @@ async def test_cancel_stops_the_check_and_frees_the_llm_worker(client: LanguageC
     token = list(client.progress_reports)[started]
     begin = client.progress_reports[token][0]
     assert begin.title == "peerlint: checking novelty" and begin.cancellable
+    assert begin.message is None  # calibrated by the first check: this one does not say "calibrating"
     client.protocol.notify(lsp.WINDOW_WORK_DONE_PROGRESS_CANCEL, lsp.WorkDoneProgressCancelParams(token=token))
     result = await pending
     assert result == {"ok": False, "cancelled": True, "reason": "cancelled"}
