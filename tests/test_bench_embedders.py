@@ -44,3 +44,16 @@ def test_tiny_run_writes_the_table_and_json(tmp_path, capsys):
     assert 0.8 <= minilm["title_to_abstract"]["r_at_1"] <= 1  # a title finds its abstract among 20
     assert not bogus["available"] and "unknown embedder" in bogus["reason"]
     assert "minilm" in capsys.readouterr().out
+
+
+def test_candidates_sharing_a_models_vectors_report_the_cost_of_making_them():
+    """nomic-256 is nomic's vectors cut to 256: whichever of the two runs second reads the cache and
+    would report ~0 CPU-s; both report what the first paid, and other candidates keep their own."""
+    from peerlint.benchmarks.embedders.bench import charge_shared_vectors
+
+    rows = [{"embedder": "nomic-256", "vectors_of": "nomic", "cpu_s_per_abstract": 0.79, "wall_s_per_abstract": 0.4},
+            {"embedder": "minilm", "cpu_s_per_abstract": 0.08, "wall_s_per_abstract": 0.04},
+            {"embedder": "nomic", "vectors_of": "nomic", "cpu_s_per_abstract": 0.001, "wall_s_per_abstract": 0.001}]
+    charge_shared_vectors(rows)
+    assert [r["cpu_s_per_abstract"] for r in rows] == [0.79, 0.08, 0.79]
+    assert rows[2]["wall_s_per_abstract"] == 0.4

@@ -52,6 +52,12 @@ async def status(client: LanguageClient) -> dict:
     return await answered(client, client.workspace_execute_command_async(lsp.ExecuteCommandParams("peerlint.status", [])))
 
 
+def server_log_tail(chars: int) -> str:
+    """The end of the test servers' shared log, for a failure message."""
+    log = Path(CACHE) / "server.log"
+    return log.read_text(errors="replace")[-chars:] if log.exists() else "(no server log)"
+
+
 async def answered(client: LanguageClient, request, seconds: float = 60.0):
     """The answer to `request`, or a failure after `seconds` that shows what every thread of the server
     was doing then (SIGUSR1 makes it write them to its log) and whether an answer came later (a slow
@@ -68,8 +74,7 @@ async def answered(client: LanguageClient, request, seconds: float = 60.0):
             later = f"it answered {seconds + loop.time() - start:.0f} s after the request"
         except asyncio.TimeoutError:
             later = f"no answer after {2 * seconds:.0f} s either"
-        log = Path(CACHE) / "server.log"
-        tail = log.read_text(errors="replace")[-6000:] if log.exists() else "(no server log)"
+        tail = server_log_tail(6000)
         pytest.fail(f"the server did not answer within {seconds:.0f} s ({later}); its threads then:\n{tail}")
 
 
@@ -360,9 +365,7 @@ async def test_every_edited_paragraph_gets_its_revision_verdict_as_a_code_lens(c
             break
         await asyncio.sleep(0.5)
     if not lenses:
-        log = Path(CACHE) / "server.log"
-        tail = log.read_text(errors="replace")[-4000:] if log.exists() else "(no server log)"
-        pytest.fail(f"no revision lens within 120 s; the server log then:\n{tail}")
+        pytest.fail(f"no revision lens within 120 s; the server log then:\n{server_log_tail(4000)}")
     assert len(lenses) == 1, lenses
     lens = lenses[0]
     assert lens.command.title.startswith("peerlint: revision reads ") and "than the text at open (p = " in lens.command.title

@@ -224,17 +224,17 @@ def train_from_index(index, n_pairs: int = 3000, seed: int = 0, lexicon: Lexicon
     return with_reference(model, timeline, seed=seed)
 
 
-def _cache_paths(index, cache_dir: Path) -> tuple[Path, Path]:
-    """Where the lexicon and the calibrated model of this index build are kept."""
+def _cache_paths(index, cache_dir: Path) -> tuple[Path, Path, Path]:
+    """Where the lexicon (its pickle and its rows) and the calibrated model of this index build are kept."""
     folder = Path(cache_dir) / "novelty"
-    return folder / f"lexicon-{index.build.name}-v{MODEL_VERSION}.pkl", folder / f"model-{index.build.name}.npz"
+    lexicon = folder / f"lexicon-{index.build.name}-v{MODEL_VERSION}.pkl"
+    return lexicon, lexicon.with_suffix(".rows.npy"), folder / f"model-{index.build.name}.npz"
 
 
 def calibrated(index, cache_dir: Path) -> bool:
     """Whether this index build's novelty lexicon and model are cached: if not, the first novelty check
     fits them (about two minutes and ~2 GB on two cores for the 158k-paper default index)."""
-    lexicon, model = _cache_paths(index, cache_dir)
-    return lexicon.exists() and lexicon.with_suffix(".rows.npy").exists() and model.exists()
+    return all(path.exists() for path in _cache_paths(index, cache_dir))
 
 
 def load_or_fit_lexicon(index, cache_dir: Path) -> Lexicon:
@@ -242,8 +242,7 @@ def load_or_fit_lexicon(index, cache_dir: Path) -> Lexicon:
     pickled, its rows (one per paper, ~150 MB on the default index) in a `.npy` file read memory-mapped,
     so a server holds only the rows the field models read. A cache whose rows sit inside the pickle
     (written before) is rewritten that way."""
-    path = _cache_paths(index, cache_dir)[0]
-    rows_path = path.with_suffix(".rows.npy")
+    path, rows_path, _ = _cache_paths(index, cache_dir)
     try:
         with path.open("rb") as fh:
             lexicon = pickle.load(fh)
@@ -276,7 +275,7 @@ def _keep_lexicon(lexicon: Lexicon, path: Path, rows_path: Path) -> Lexicon:
 
 def load_or_train(index, cache_dir: Path) -> tuple[NoveltyModel, Lexicon]:
     """The model for this index build and the lexicon it reads, trained once and kept next to the other caches."""
-    path = _cache_paths(index, cache_dir)[1]
+    path = _cache_paths(index, cache_dir)[2]
     lexicon = load_or_fit_lexicon(index, cache_dir)
     model = NoveltyModel.load(path)
     if model is None:

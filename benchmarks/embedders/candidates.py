@@ -47,7 +47,7 @@ class Candidate:
     dim: int
     queries: Callable[[Sequence[str]], np.ndarray]  # unit vectors
     passages: Callable[[Sequence[str]], np.ndarray]
-    vectors_of: str | None = None  # another candidate whose vectors this one truncates (its CPU cost is that one's)
+    vectors_of: str | None = None  # the model whose vectors candidates share in a run: the first one measured pays
 
 
 def load(name: str) -> Candidate:
@@ -221,5 +221,4 @@ def _nomic(name: str, dim: int) -> Candidate:
             return _unit(out)
         return run
 
-    return Candidate(name, dim, encode("search_query: "), encode("search_document: "),
-                     "nomic" if dim < 768 else None)
+    return Candidate(name, dim, encode("search_query: "), encode("search_document: "), "nomic")
