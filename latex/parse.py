@@ -94,6 +94,7 @@ from .positions import LineIndex, line_index, offset_to_position, position_to_of
 from .macros import Definitions
 from .text import BibResource, Event, Include, Notice, Package, Para, crude_block
 from .walker import walk_block
+from ..sentences import sentence_starts
 from ..types import Chunk, Offsets, Position
 
 log = logging.getLogger(__name__)
@@ -305,11 +306,6 @@ def file_events(source: str, tables: TablesFor, in_preamble: bool | None) -> Ite
 
 # --- paragraphs -> chunks -------------------------------------------------------------------
 
-_SENTENCE_END = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]]*\s+(?=\S)(?![a-z])")
-_ABBREVIATIONS = frozenset(
-    "e.g i.e al fig figs eq eqs sec secs tab ref refs vs cf dr mr mrs ms prof no nos approx resp "
-    "ch thm def alg app appx lem prop cor eqn vol pp ed eds inc ltd st".split()
-)
 _PLACEHOLDER_RE = re.compile("|".join(re.escape(p) for p in T.PLACEHOLDERS))
 
 
@@ -330,20 +326,6 @@ def _bears_a_sentence(text: str) -> bool:
     ("DMM:", "Then: [math]") says nothing the models can read."""
     rest = _PLACEHOLDER_RE.sub(" ", text)
     return _LETTER.search(rest) is not None and _LABEL_ONLY.fullmatch(rest) is None
-
-
-def _sentence_starts(text: str) -> list[int]:
-    out = []
-    for m in _SENTENCE_END.finditer(text):
-        head = text[max(0, m.start() - 12): m.start()].split()
-        word = head[-1].lower().lstrip("([\"'") if head else ""
-        if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
-            continue
-        out.append(m.end())
-    return out
-
-
-sentence_starts = _sentence_starts  # public: analyzers/drafts splits changed paragraphs into sentences the same way
 
 
 def _hard_split(text: str, a: int, b: int, count: Callable[[str], int], limit: int) -> list[tuple[int, int]]:
@@ -400,7 +382,7 @@ def split_paragraph(text: str, breaks: list[int], count: Callable[[str], int], l
     span = span_counter(text, count, offsets)
     if span(0, n) <= limit:
         return [(0, n)]
-    bounds = sorted({0, n, *_sentence_starts(text), *(x for x in breaks if 0 < x < n)})
+    bounds = sorted({0, n, *sentence_starts(text), *(x for x in breaks if 0 < x < n)})
     pieces: list[tuple[int, int]] = []
     start = None
     end = 0

@@ -22,7 +22,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from ...latex.parse import sentence_starts
+from ...sentences import split_sentences
 from ...latex.tables import CITE, MATH, REF
 
 _ARXIVEDITS = {"[MATH]": MATH, "[EQUATION]": MATH, "[CITATION]": CITE, "[REF]": REF}
@@ -116,12 +116,6 @@ def edit_window(before: str, after: str, context: int = CONTEXT_TOKENS) -> EditW
     cut, b_win = window(before, b)
     _, a_win = window(after, a)
     return EditWindow(before[:cut], b_win, a_win)
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences as the parser cuts long paragraphs (abbreviations and initials do not end one)."""
-    bounds = [0, *sentence_starts(text), len(text)]
-    return [text[x:y].strip() for x, y in zip(bounds, bounds[1:]) if text[x:y].strip()]
 
 
 def changed_sentences(before: str, after: str) -> list[tuple[str, str]]:

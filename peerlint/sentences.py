@@ -1,0 +1,30 @@
+"""Where sentences start: one rule for the LaTeX parser's chunking, the revision features' changed
+sentences and retrieval's per-sentence queries (abbreviations and initials do not end a sentence)."""
+
+from __future__ import annotations
+
+import re
+
+_SENTENCE_END = re.compile(r"[.!?\u2026]+[\"'\u201d\u2019)\]]*\s+(?=\S)(?![a-z])")
+_ABBREVIATIONS = frozenset(
+    "e.g i.e al fig figs eq eqs sec secs tab ref refs vs cf dr mr mrs ms prof no nos approx resp "
+    "ch thm def alg app appx lem prop cor eqn vol pp ed eds inc ltd st".split()
+)
+
+
+def sentence_starts(text: str) -> list[int]:
+    """Offsets in `text` where a sentence after the first begins."""
+    out = []
+    for m in _SENTENCE_END.finditer(text):
+        head = text[max(0, m.start() - 12): m.start()].split()
+        word = head[-1].lower().lstrip("([\"'") if head else ""
+        if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+            continue
+        out.append(m.end())
+    return out
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of `text`, stripped, empty ones left out."""
+    bounds = [0, *sentence_starts(text), len(text)]
+    return [text[x:y].strip() for x, y in zip(bounds, bounds[1:]) if text[x:y].strip()]
