@@ -22,7 +22,7 @@ import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -46,6 +46,19 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 COMMANDS = ("peerlint.cite", "peerlint.checkNovelty", "peerlint.relatedWork", "peerlint.reindex", "peerlint.status")
 
 
+def private_stdout() -> BinaryIO:
+    """The LSP channel on a private copy of file descriptor 1, with fd 1 itself pointed at stderr.
+
+    Anything else that writes to fd 1 would corrupt the stream, and llama-cpp-python points fd 1 at
+    /dev/null while it loads a model (`verbose=False`): a response written by the event loop in that
+    window was lost, and the editor waited for it for ever. Now a library's prints land in the log
+    and its redirections of fd 1 touch nothing the client reads."""
+    sys.stdout.flush()
+    channel = os.dup(1)
+    os.dup2(2, 1)
+    return open(channel, "wb", closefd=True)
+
+
 class PeerlintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("peerlint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
@@ -64,7 +77,7 @@ class PeerlintServer(LanguageServer):
         from pygls.io_ import StdinAsyncReader, StdoutWriter
 
         self._stop_event = threading.Event()
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        self.protocol.set_writer(StdoutWriter(stdout or private_stdout()))
         reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
         status = 0
         try:
@@ -518,8 +531,11 @@ def _setup_logging(log_file: Path | None) -> None:
     if log_file:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.FileHandler(log_file, encoding="utf-8"))
-    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True, format=LOG_FORMAT)
-    logging.getLogger("pygls").setLevel(logging.WARNING)
+    level = logging.getLevelName(os.environ.get("PEERLINT_LOG_LEVEL", "INFO").upper())
+    level = level if isinstance(level, int) else logging.INFO
+    logging.basicConfig(level=level, handlers=handlers, force=True, format=LOG_FORMAT)
+    # pygls logs every message it sends at INFO: only a DEBUG log (a trace of the session) keeps that
+    logging.getLogger("pygls").setLevel(logging.DEBUG if level <= logging.DEBUG else logging.WARNING)
 
 
 _STACKS_TO: list = []  # the open file the stacks go to (kept open for the process's life)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest_lsp
@@ -80,3 +82,36 @@ def test_malformed_messages_do_not_kill_the_server(tmp_path):
         assert srv.proc.wait(timeout=60) == 0
     finally:
         srv.proc.kill()
+
+
+# What a model load does to the process's stdout: llama-cpp-python (verbose=False) points fd 1 at
+# /dev/null until the model is loaded; a library may also print. Run as its own process, with the
+# server's LSP channel given by `CHANNEL`.
+_LOAD_WHILE_ANSWERING = """
+import sys
+from llama_cpp._utils import suppress_stdout_stderr
+from peerlint.server.lsp import private_stdout
+out = {channel}
+print("a library prints")
+sys.stdout.flush()
+with suppress_stdout_stderr(disable=False):
+    out.write(b"Content-Length: 2\\r\\n\\r\\n{{}}")
+    out.flush()
+"""
+
+
+def _run_load_while_answering(channel: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", _LOAD_WHILE_ANSWERING.format(channel=channel)],
+                          capture_output=True, timeout=120)
+
+
+def test_a_model_load_in_another_thread_cannot_swallow_a_message():
+    """The flaky code-lens test's cause: a response written while the LLM worker loaded its model went
+    to /dev/null, and the client waited for ever. On the server's private channel it arrives, and a
+    library's print goes to the log instead of into the protocol stream."""
+    plain = _run_load_while_answering("sys.stdout.buffer")
+    assert plain.stdout == b"a library prints\n"  # the hazard: the message is gone, the print corrupts
+    private = _run_load_while_answering("private_stdout()")
+    assert private.returncode == 0, private.stderr.decode()
+    assert private.stdout == b"Content-Length: 2\r\n\r\n{}"
+    assert b"a library prints" in private.stderr
