@@ -1,5 +1,5 @@
-"""Where sentences start: one rule for the LaTeX parser's chunking, the revision features' changed
-sentences and retrieval's per-sentence queries (abbreviations and initials do not end a sentence)."""
+"""Where sentences start: one rule for the LaTeX parser's chunking and the revision features'
+changed sentences (abbreviations and initials do not end a sentence)."""
 
 from __future__ import annotations
 

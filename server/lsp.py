@@ -54,6 +54,13 @@ def private_stdout() -> BinaryIO:
     window was lost, and the editor waited for it for ever. Now a library's prints land in the log
     and its redirections of fd 1 touch nothing the client reads."""
     sys.stdout.flush()
+    try:
+        os.write(2, b"")  # fd 2 open for writing (a process started without stderr may hold a read-only file there)
+    except OSError:  # started without a stderr: stray output goes nowhere rather than into the stream
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        if devnull != 2:
+            os.dup2(devnull, 2)
+            os.close(devnull)
     channel = os.dup(1)
     os.dup2(2, 1)
     return open(channel, "wb", closefd=True)

@@ -88,7 +88,8 @@ def test_malformed_messages_do_not_kill_the_server(tmp_path):
 # /dev/null until the model is loaded; a library may also print. Run as its own process, with the
 # server's LSP channel given by `CHANNEL`.
 _LOAD_WHILE_ANSWERING = """
-import sys
+import os, sys
+{prelude}
 from llama_cpp._utils import suppress_stdout_stderr
 from peerlint.server.lsp import private_stdout
 out = {channel}
@@ -100,8 +101,8 @@ with suppress_stdout_stderr(disable=False):
 """
 
 
-def _run_load_while_answering(channel: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", _LOAD_WHILE_ANSWERING.format(channel=channel)],
+def _run_load_while_answering(channel: str, prelude: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", _LOAD_WHILE_ANSWERING.format(channel=channel, prelude=prelude)],
                           capture_output=True, timeout=120)
 
 
@@ -115,3 +116,5 @@ def test_a_model_load_in_another_thread_cannot_swallow_a_message():
     assert private.returncode == 0, private.stderr.decode()
     assert private.stdout == b"Content-Length: 2\r\n\r\n{}"
     assert b"a library prints" in private.stderr
+    closed = _run_load_while_answering("private_stdout()", prelude="os.close(2)")  # an editor gave no stderr
+    assert closed.returncode == 0 and closed.stdout == b"Content-Length: 2\r\n\r\n{}"
