@@ -285,5 +285,13 @@ def test_a_novelty_model_not_yet_fitted_for_an_index_build_is_known_before_the_c
     load_or_train(vector_index, tmp_path)
     assert calibrated(vector_index, tmp_path)
     [rows] = (tmp_path / "novelty").glob("lexicon-*.rows.npy")
+    [model] = (tmp_path / "novelty").glob("model-*.npz")
+    whole = model.read_bytes()
+    model.write_bytes(whole[: len(whole) // 2])  # a model cut short is fitted again: not calibrated
+    assert not calibrated(vector_index, tmp_path)
+    model.write_bytes(whole)
+    assert calibrated(vector_index, tmp_path)
+    rows.write_bytes(rows.read_bytes()[:40])  # rows cut inside their header
+    assert not calibrated(vector_index, tmp_path)
     rows.unlink()  # a cache missing a part is fitted again on the next check
     assert not calibrated(vector_index, tmp_path)

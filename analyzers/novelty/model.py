@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import pickle
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -234,7 +235,13 @@ def _cache_paths(index, cache_dir: Path) -> tuple[Path, Path, Path]:
 def calibrated(index, cache_dir: Path) -> bool:
     """Whether this index build's novelty lexicon and model are cached: if not, the first novelty check
     fits them (about two minutes and ~2 GB on two cores for the 158k-paper default index)."""
-    return all(path.exists() for path in _cache_paths(index, cache_dir))
+    lexicon, rows_path, model = _cache_paths(index, cache_dir)
+    try:  # headers only: a cache cut short or written for another build is fitted again, so it says so
+        rows = np.load(rows_path, mmap_mode="r")
+        return (lexicon.stat().st_size > 0 and rows.shape[:1] == (len(index),) and rows.dtype == np.float32
+                and zipfile.is_zipfile(model))
+    except (OSError, ValueError, EOFError):
+        return False
 
 
 def load_or_fit_lexicon(index, cache_dir: Path) -> Lexicon:
