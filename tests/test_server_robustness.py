@@ -86,7 +86,7 @@ def test_malformed_messages_do_not_kill_the_server(tmp_path):
 
 # What a model load does to the process's stdout: llama-cpp-python (verbose=False) points fd 1 at
 # /dev/null until the model is loaded; a library may also print. Run as its own process, with the
-# server's LSP channel given by `CHANNEL`.
+# server's LSP channel given by `channel` (and `prelude` run first).
 _LOAD_WHILE_ANSWERING = """
 import os, sys
 {prelude}
