@@ -533,16 +533,29 @@ def cmd_status(ls: PeerlintServer, *args) -> dict:
     return {**ls.service.status(), "analysing": sorted(u for u, task in ls.pending.items() if not task.done())}
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def log_level(value: str | None) -> tuple[int, str | None]:
+    """The level `$PEERLINT_LOG_LEVEL` names (INFO when unset), and what to tell the user when it
+    names none: the server then logs at INFO rather than refuse to start."""
+    name = (value or "INFO").strip().upper()
+    if name in LOG_LEVELS:
+        return logging.getLevelName(name), None
+    return logging.INFO, f"PEERLINT_LOG_LEVEL={value!r} is not one of {', '.join(LOG_LEVELS)}: logging at INFO"
+
+
 def _setup_logging(log_file: Path | None) -> None:
     handlers: list[logging.Handler] = [logging.StreamHandler()]  # stderr: editors show it as the server log
     if log_file:
         log_file.parent.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.FileHandler(log_file, encoding="utf-8"))
-    level = logging.getLevelName(os.environ.get("PEERLINT_LOG_LEVEL", "INFO").upper())
-    level = level if isinstance(level, int) else logging.INFO
+    level, problem = log_level(os.environ.get("PEERLINT_LOG_LEVEL"))
     logging.basicConfig(level=level, handlers=handlers, force=True, format=LOG_FORMAT)
     # pygls logs every message it sends at INFO: only a DEBUG log (a trace of the session) keeps that
     logging.getLogger("pygls").setLevel(logging.DEBUG if level <= logging.DEBUG else logging.WARNING)
+    if problem:
+        log.warning("%s", problem)
 
 
 _STACKS_TO: list = []  # the open file the stacks go to (kept open for the process's life)

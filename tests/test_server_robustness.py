@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -118,3 +119,15 @@ def test_a_model_load_in_another_thread_cannot_swallow_a_message():
     assert b"a library prints" in private.stderr
     closed = _run_load_while_answering("private_stdout()", prelude="os.close(2)")  # an editor gave no stderr
     assert closed.returncode == 0 and closed.stdout == b"Content-Length: 2\r\n\r\n{}"
+
+
+def test_a_log_level_that_names_none_logs_at_info_and_says_so():
+    from peerlint.server.lsp import log_level
+
+    assert log_level(None) == (logging.INFO, None) and log_level(" debug ") == (logging.DEBUG, None)
+    for garbage in ("", "verbose", "10", "Level 5", "\x00"):
+        level, problem = log_level(garbage)
+        if garbage == "":
+            assert (level, problem) == (logging.INFO, None)  # set but empty: the default
+        else:
+            assert level == logging.INFO and "PEERLINT_LOG_LEVEL" in problem and "DEBUG, INFO" in problem
