@@ -232,15 +232,19 @@ def _cache_paths(index, cache_dir: Path) -> tuple[Path, Path, Path]:
     return lexicon, lexicon.with_suffix(".rows.npy"), folder / f"model-{index.build.name}.npz"
 
 
+def _rows_fit(rows: np.ndarray, index) -> bool:
+    """Lexicon rows that belong to this index build: one float32 row per paper."""
+    return len(rows) == len(index) and rows.dtype == np.float32
+
+
 def calibrated(index, cache_dir: Path) -> bool:
     """Whether this index build's novelty lexicon and model are cached: if not, the first novelty check
     fits them (about two minutes and ~2 GB on two cores for the 158k-paper default index)."""
     lexicon, rows_path, model = _cache_paths(index, cache_dir)
     try:  # headers only: a cache cut short or written for another build is fitted again, so it says so
         rows = np.load(rows_path, mmap_mode="r")
-        return (lexicon.stat().st_size > 0 and rows.shape[:1] == (len(index),) and rows.dtype == np.float32
-                and zipfile.is_zipfile(model))
-    except (OSError, ValueError, EOFError):
+        return lexicon.stat().st_size > 0 and _rows_fit(rows, index) and zipfile.is_zipfile(model)
+    except (OSError, ValueError, EOFError, TypeError):  # TypeError: rows saved as a 0-d array
         return False
 
 
@@ -255,7 +259,7 @@ def load_or_fit_lexicon(index, cache_dir: Path) -> Lexicon:
             lexicon = pickle.load(fh)
         if isinstance(lexicon, Lexicon) and len(lexicon.rows) == 0:
             lexicon.rows = np.load(rows_path, mmap_mode="r")
-        if isinstance(lexicon, Lexicon) and len(lexicon.rows) == len(index) and lexicon.rows.dtype == np.float32:
+        if isinstance(lexicon, Lexicon) and _rows_fit(lexicon.rows, index):
             return lexicon if isinstance(lexicon.rows, np.memmap) else _keep_lexicon(lexicon, path, rows_path)
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
         pass
