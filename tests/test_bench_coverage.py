@@ -53,6 +53,38 @@ def test_a_work_the_corpus_dates_after_the_project_is_not_counted_as_held(tmp_pa
     assert abs(project["coverage"] - 1 / 30) < 1e-9
 
 
+def test_of_two_papers_with_one_title_the_one_before_the_project_is_held(tmp_path):
+    """'Hyperbolic Neural Networks++' (ICLR 2021) normalises like 'Hyperbolic Neural Networks' (NeurIPS 2018);
+    a 2020 paper citing the title means the earlier one, whichever the corpus lists first."""
+    corpus = tmp_path / "corpus.jsonl"
+    title = "Spherical convolutions and their application in molecular modelling"
+    rows = [{"id": "later", "title": title + " ++", "year": 2030}, {"id": "earlier", "title": title, "year": 2017}]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "results"
+    assert main(["bench", "coverage", "--from-latex", str(REAL / "iclr2020-deepsphere"), "--corpus", str(corpus),
+                 "--out", str(out)]) == 0
+    (result,) = [json.loads(p.read_text()) for p in out.glob("coverage-*.json")]
+    (project,) = result["projects"]
+    assert project["held"] == {"title": 1} and project["held_later"] == 0
+
+
+def test_authors_joined_by_commas_in_one_string_are_found_by_surname_and_year(tmp_path):
+    """The shipped corpus's record of REALM (ICML 2020, from paperlists) lists its five authors as one
+    string; the paper is titled without 'REALM:', so only the first author's surname and year find it."""
+    corpus = tmp_path / "corpus.jsonl"
+    realm = {"id": "icml2020-site_5344cd3c6f", "title": "Retrieval Augmented Language Model Pre-Training",
+             "abstract": "Language model pre-training has been shown to capture a surprising amount of world knowledge.",
+             "venue": "ICML", "year": 2020,
+             "authors": ["Kelvin Guu, Kenton Lee, Zora Tung, Panupong Pasupat, Mingwei Chang"]}
+    corpus.write_text(json.dumps(realm) + "\n", encoding="utf-8")
+    out = tmp_path / "results"
+    assert main(["bench", "coverage", "--from-latex", str(REAL / "naacl2021-beam-dense-retrieval"),
+                 "--corpus", str(corpus), "--out", str(out)]) == 0
+    (result,) = [json.loads(p.read_text()) for p in out.glob("coverage-*.json")]
+    (project,) = result["projects"]
+    assert project["held"] == {"author-year": 1}
+
+
 def test_run_from_a_paper_folder_it_writes_to_the_cache_and_skips_style_commands(tmp_path, capsys, monkeypatch):
     """Run where a writer runs it (their paper's folder): no results/ appears there, and DataComp's
     `\\setcitestyle{numbers}` is not a cited key named "numbers"."""

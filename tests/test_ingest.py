@@ -182,6 +182,21 @@ def test_jsonl_skips_malformed_rows_and_names_them(tmp_path):
     assert warnings[4].startswith(f"{path}:8: authors must hold strings")
 
 
+@pytest.mark.parametrize("authors, read", [
+    (["Kelvin Guu, Kenton Lee, Zora Tung"], ("Kelvin Guu", "Kenton Lee", "Zora Tung")),  # paperlists' CVPR/ICML/NeurIPS
+    (["Ilia Sucholutsky,Matthias Schonlau"], ("Ilia Sucholutsky", "Matthias Schonlau")),  # its AAAI 2021
+    ("Kelvin Guu, Kenton Lee", ("Kelvin Guu", "Kenton Lee")),
+    (["Guu, Kelvin"], ("Guu, Kelvin",)),  # one person, family name first
+    (["Smith, J., Doe, K."], ("Smith, J., Doe, K.",)),  # ambiguous: kept as written
+    (["García Márquez, Gabriel José", "Ann Lee"], ("García Márquez, Gabriel José", "Ann Lee")),  # a list is a list
+])
+def test_an_author_field_of_one_string_is_split_into_its_people(tmp_path, authors, read):
+    path = tmp_path / "venue.jsonl"
+    path.write_text(json.dumps({"id": "p", "title": "T", "abstract": "A", "authors": authors}) + "\n", encoding="utf-8")
+    papers, warnings = collect([path])
+    assert warnings == [] and papers[0].authors == read
+
+
 @pytest.mark.parametrize("suffix, opener", [(".jsonl.gz", gzip.open), (".jsonl.xz", lzma.open)])
 def test_compressed_jsonl(tmp_path, suffix, opener):
     path = tmp_path / f"corpus{suffix}"

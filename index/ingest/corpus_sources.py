@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .identity import doi_of_url, normalise_arxiv_id, normalise_doi
+from .identity import doi_of_url, normalise_arxiv_id, normalise_doi, split_names
 from .markup import clean_markup
 
 MIN_ABSTRACT_CHARS = 200  # shorter "abstracts" are titles repeated, "N/A" or a truncated first line
@@ -283,7 +283,7 @@ def _paperlists_convert(raw: dict, venue_dir: str, year: int) -> SourceRecord | 
     return SourceRecord(
         source="papercopilot/paperlists", venue_key=key, venue=venue, year=year,
         local_id=str(raw.get("id") or "").strip(), title=title, abstract=clean_markup(raw.get("abstract")),
-        status=status, authors=_split(raw.get("author")), keywords=_split(raw.get("keywords")), url=site,
+        status=status, authors=split_names(_split(raw.get("author"))), keywords=_split(raw.get("keywords")), url=site,
         rating_avg=round(rating, 4) if rating else None,
         citations=int(citations) if citations is not None and citations >= 0 else None,
         doi=_doi(raw.get("doi")) or doi_of_url(site),

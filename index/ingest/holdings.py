@@ -45,7 +45,7 @@ class Holdings:
     def __init__(self, papers: Iterable[Paper]) -> None:
         self.by_doi: dict[str, str] = {}
         self.by_arxiv: dict[str, str] = {}
-        self.by_title: dict[str, str] = {}
+        self.by_title: dict[str, list[str]] = {}  # "Hyperbolic Neural Networks" and "…++" normalise alike
         self.by_author_year: dict[tuple[str, int], list[tuple[str, str]]] = {}
         self.years: dict[str, int] = {}  # paper id -> year, where the corpus says
         self.size = 0
@@ -62,7 +62,7 @@ class Holdings:
                 if arxiv:
                     self.by_arxiv.setdefault(arxiv, paper.id)
             if title := normalise_title(paper.title):
-                self.by_title.setdefault(title, paper.id)
+                self.by_title.setdefault(title, []).append(paper.id)
             if paper.authors and paper.year:
                 key = (surname(paper.authors[0]), paper.year)
                 self.by_author_year.setdefault(key, []).append((normalise_title(paper.title), paper.id))
@@ -72,8 +72,8 @@ class Holdings:
             return Match("doi", pid)
         if work.arxiv_id and (pid := self.by_arxiv.get(work.arxiv_id)):
             return Match("arxiv", pid)
-        if (title := normalise_title(work.title)) and (pid := self.by_title.get(title)):
-            return Match("title", pid)
+        if (title := normalise_title(work.title)) and (pids := self.by_title.get(title)):
+            return Match("title", self._nearest_in_time(pids, work.year))
         if work.authors and work.year and title:
             family = surname(work.authors[0])
             best: tuple[float, str] | None = None
@@ -85,6 +85,16 @@ class Holdings:
             if best is not None:
                 return Match("author-year", best[1])
         return None
+
+
+    def _nearest_in_time(self, pids: list[str], year: int | None) -> str:
+        """Of papers with one title, the one a citation of `year` means: the latest not after it, else
+        the earliest (a preprint cited a year before its venue version)."""
+        if len(pids) == 1 or year is None:
+            return pids[0]
+        dated = sorted(pids, key=lambda pid: self.years.get(pid, 0))
+        before = [pid for pid in dated if self.years.get(pid, 0) <= year]
+        return before[-1] if before else dated[0]
 
 
 def _closeness(title: str, other: str) -> float | None:

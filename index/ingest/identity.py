@@ -92,6 +92,23 @@ def surname(name: str) -> str:
     return normalise_title(family).replace(" ", "")
 
 
+def split_names(names: Sequence[str]) -> tuple[str, ...]:
+    """The people an author field names. A field of one string is split: 'A; B', and paperlists' 'Kelvin
+    Guu, Kenton Lee, Zora Tung' (its site-scraped venues join names with commas). Commas split only when
+    every piece has two words or more, so 'Guu, Kelvin' and 'Smith, J., Doe, K.' stay as written, and a
+    list of several names is never touched."""
+    cleaned = tuple(name.strip() for name in names if name and name.strip())
+    if len(cleaned) != 1:
+        return cleaned
+    (value,) = cleaned
+    if ";" in value:
+        return tuple(part.strip() for part in value.split(";") if part.strip())
+    parts = tuple(part.strip() for part in value.split(",") if part.strip())
+    if len(parts) >= 2 and all(len(part.split()) >= 2 for part in parts):
+        return parts
+    return cleaned
+
+
 def is_preprint_venue(venue: str) -> bool:
     low = venue.lower()
     return any(word in low for word in PREPRINT_VENUES)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..papers import Paper
 from . import layouts
-from .identity import PaperSet, normalise_arxiv_id, normalise_doi
+from .identity import PaperSet, normalise_arxiv_id, normalise_doi, split_names
 from .latex_sources import read_bib, read_tex
 from .records import MAX_ROW_WARNINGS, BadRecord, FileReport, Warn, decoded_lines, clean_text, parse_date
 from .semantic_scholar import AbstractStore
@@ -279,7 +279,8 @@ def _number(value: object, key: str, kind: type[int] | type[float]) -> int | flo
 
 
 def _names(value: object, key: str) -> tuple[str, ...]:
-    """A list of names (strings, numbers or {"name": …} objects), or one string separated by ';'."""
+    """A list of names (strings, numbers or {"name": …} objects), or one string separated by ';'; an
+    `authors` field of one string is split as `split_names` says."""
     if value is None:
         return ()
     if isinstance(value, str):
@@ -296,7 +297,7 @@ def _names(value: object, key: str) -> tuple[str, ...]:
             raise BadRecord(f"{key} must hold strings, not {type(item).__name__} {item!r:.40}")
         if cleaned := clean_text(item):
             names.append(cleaned)
-    return tuple(names)
+    return split_names(names) if key == "authors" else tuple(names)
 
 
 def _paper_from_record(record: Mapping[str, object], fallback_id: str) -> Paper:
