@@ -8,6 +8,7 @@ directory first, so the embedding cache makes them cost seconds, not a re-embedd
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
 import shutil
@@ -163,6 +164,37 @@ def test_only_a_searching_caller_reads_the_index_ahead(built, monkeypatch):
     assert read == []
     open_index(built[0]).close()
     assert read == ["vectors.usearch", "vectors.npy"]
+
+
+def _columns_of(root: Path) -> tuple:
+    vi = open_index(root, read_ahead=False)
+    try:
+        return (list(vi.ids), list(vi.venues), list(vi.dates), vi.years.tolist(), vi.chunk_paper.tolist(),
+                vi.chunk_spans.tolist())
+    finally:
+        vi.close()
+
+
+def test_opening_reads_the_builds_columns_file_and_ignores_a_stale_or_damaged_one(built, tmp_path, papers):
+    """columns.npz spares an opening server the scan of meta.sqlite; it must say what that scan says,
+    and one not of this meta.sqlite (another size) or cut short is not read."""
+    root = copy_index(built, tmp_path)
+    columns = root / "builds" / (root / "CURRENT").read_text().strip() / store_module.COLUMNS_FILE
+    assert columns.exists()
+    from_file = _columns_of(root)
+    assert from_file[0] == [p.id for p in papers] and from_file[2] == [p.date for p in papers]
+    assert from_file[1][0] == papers[0].venue.lower() and from_file[3][0] == papers[0].year
+    original = columns.read_bytes()
+    columns.unlink()
+    assert _columns_of(root) == from_file  # the scan of meta.sqlite
+    with np.load(io.BytesIO(original)) as data:
+        stale = {name: data[name] for name in data.files}
+    stale["meta_bytes"] = np.int64(int(stale["meta_bytes"]) + 4096)  # as after a later write to the metadata
+    stale["years"] = stale["years"] + 1
+    np.savez(columns, **stale)
+    assert _columns_of(root) == from_file
+    columns.write_bytes(original[: len(original) // 2])
+    assert _columns_of(root) == from_file
 
 
 def test_hits_are_one_per_paper_and_k_is_respected(index, papers):

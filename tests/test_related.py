@@ -79,6 +79,21 @@ def test_entities_are_stored_with_the_build_and_reread(vector_index):
     assert ent.read_entities(build, len(vector_index) + 1) is None  # another paper count: not this build's
 
 
+def test_entities_stored_before_their_texts_blob_read_the_same(vector_index, tmp_path):
+    """Tables written before the texts were kept as one blob (and 'longest' in meta) still read, alike."""
+    build = tmp_path / "build"
+    build.mkdir()
+    shutil.copy(vector_index.build / ent.FILE, build / ent.FILE)
+    now = ent.read_entities(build, len(vector_index))
+    with sqlite3.connect(build / ent.FILE) as db:
+        assert db.execute("SELECT COUNT(*) FROM postings WHERE name = 'texts'").fetchone()[0] == 1
+        db.execute("DELETE FROM postings WHERE name = 'texts'")
+        db.execute("DELETE FROM meta WHERE key = 'longest'")
+    before = ent.read_entities(build, len(vector_index))
+    assert before.texts == now.texts and before.id_of == now.id_of and before._longest == now._longest > 1
+    assert before.paper_ent.tolist() == now.paper_ent.tolist()
+
+
 def _copy_index(index_path: Path, tmp_path: Path) -> Path:
     dest = tmp_path / "idx"
     shutil.copytree(index_path, dest, ignore=shutil.ignore_patterns("embeddings.sqlite*"))
