@@ -250,6 +250,31 @@ def test_cpu_heads_train_and_beat_chance_on_held_out_papers(vector_index):
     assert head.rating(X[test][:5], "ICLR").shape == (5,)
 
 
+def test_a_venue_head_learnt_from_rows_in_place_is_the_head_learnt_from_their_copy(vector_index, monkeypatch):
+    """The editor trains on all of a large index's papers without copying them (rows read a block at a
+    time); that must be the closed-form LDA of the copied rows, whatever the block size."""
+    import peerlint.analyzers.drafts.heads as heads_module
+
+    X = paper_matrix(vector_index)
+    venues = np.array([str(v) for v in vector_index.venues])
+    rows = np.arange(len(X)) % 3 != 0
+    copied = VenueHead.train(np.asarray(X[rows], dtype=np.float64), venues[rows])
+    monkeypatch.setattr(heads_module, "BLOCK_ROWS", 7)  # many blocks, the last one short
+    in_place = VenueHead.train(X, venues, rows=rows)
+    assert in_place.classes == copied.classes and len(copied.classes) >= 4
+    assert np.allclose(in_place.W, copied.W, atol=1e-8) and np.allclose(in_place.b, copied.b, atol=1e-8)
+    assert all(np.allclose(in_place.own[c].quantiles, copied.own[c].quantiles) for c in copied.classes)
+    assert in_place.info == copied.info
+    Xr, vr = np.asarray(X[rows], dtype=np.float64), venues[rows]  # the closed form, whole arrays at once
+    keep = np.isin(vr, copied.classes)
+    Xr, vr = Xr[keep], vr[keep]
+    means = np.stack([Xr[vr == c].mean(axis=0) for c in copied.classes])
+    centred = Xr - means[np.searchsorted(np.array(copied.classes), vr)]
+    cov = centred.T @ centred / (len(Xr) - len(copied.classes))
+    cov = 0.7 * cov + 0.3 * np.eye(len(cov)) * np.trace(cov) / len(cov)
+    assert np.allclose(in_place.W, np.linalg.solve(cov, means.T), atol=1e-8)
+
+
 # -- analyzers in the engine ---------------------------------------------------------------------------
 
 def test_analyzers_flag_off_venue_chunks_with_evidence(index_path, tmp_path, monkeypatch):

@@ -26,7 +26,7 @@ from typing import Sequence
 import numpy as np
 
 from ..npz_file import load_npz, save_npz
-from .heads import VenueHead, index_head_labels, paper_matrix
+from .heads import VenueHead, class_means, index_head_labels, paper_matrix
 
 log = logging.getLogger(__name__)
 
@@ -104,10 +104,12 @@ def ece(table: Sequence[ReliabilityBin]) -> float:
     return float(sum(b.count * abs(b.accuracy - b.confidence) for b in table if b.count) / total) if total else 0.0
 
 
-def centroids(X: np.ndarray, labels: Sequence[str], classes: Sequence[str]) -> np.ndarray:
-    """One unit vector per class: the normalised mean of its rows of X."""
+def centroids(X: np.ndarray, labels: Sequence[str], classes: Sequence[str], rows: np.ndarray | None = None) -> np.ndarray:
+    """One unit vector per class: the normalised mean of its rows of X (of `rows`, a mask, when given)."""
     labels = np.asarray(labels)
-    C = np.stack([np.asarray(X[labels == c], dtype=np.float64).mean(axis=0) for c in classes])
+    rows = np.flatnonzero(np.isin(labels, classes) & (True if rows is None else np.asarray(rows, dtype=bool)))
+    number = {c: i for i, c in enumerate(classes)}
+    C = class_means(X, rows, np.array([number[v] for v in labels[rows]], dtype=np.int64), len(classes))
     return C / np.maximum(np.linalg.norm(C, axis=1, keepdims=True), 1e-12)
 
 
@@ -209,7 +211,7 @@ def fit_calibration(X: np.ndarray, labels: Sequence[str], dev: np.ndarray, train
     the far threshold is `far_percentile` of their nearest-centroid cosines. ValueError when the dev
     rows hold fewer than two papers of the head's venues."""
     labels = np.asarray([str(v) for v in labels])
-    head = VenueHead.train(X[train], labels[train], model_id=model_id)
+    head = VenueHead.train(X, labels, model_id=model_id, rows=train)
     classes = np.array(head.classes)
     on_dev = dev & np.isin(labels, classes)
     if on_dev.sum() < 2:
@@ -217,7 +219,7 @@ def fit_calibration(X: np.ndarray, labels: Sequence[str], dev: np.ndarray, train
     Xd, truth = X[on_dev], np.searchsorted(classes, labels[on_dev])
     logits = head.logits(Xd)
     T = fit_temperature(logits, truth)
-    C = centroids(X[train], labels[train], head.classes)
+    C = centroids(X, labels, head.classes, rows=train)
     _, sims = nearest_centroid(C, Xd)
     before, after = softmax(logits), softmax(logits, T)
     correct = before.argmax(axis=1) == truth
