@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -273,6 +274,41 @@ def test_a_venue_head_learnt_from_rows_in_place_is_the_head_learnt_from_their_co
     cov = centred.T @ centred / (len(Xr) - len(copied.classes))
     cov = 0.7 * cov + 0.3 * np.eye(len(cov)) * np.trace(cov) / len(cov)
     assert np.allclose(in_place.W, np.linalg.solve(cov, means.T), atol=1e-8)
+
+
+def test_index_build_learns_the_venue_style_the_editor_would_learn_on_its_first_look(tmp_path):
+    """`index build` trains the new build's venue head and calibration into the cache, so the editor's
+    first look at a draft reads them instead of spending seconds and ~0.7 GB on them."""
+    import subprocess
+    import sys
+
+    from conftest import sample_papers
+    from peerlint.analyzers.drafts.heads import venue_head_for
+    from peerlint.index.store import open_index
+
+    from peerlint.locations import cache_root
+
+    papers = [p for venue in ("ICLR", "ACL") for p in [p for p in sample_papers() if p.venue == venue][:60]]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": p.id, "title": p.title, "abstract": p.abstract, "venue": p.venue,
+                                          "year": p.year}) + "\n" for p in papers), encoding="utf-8")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    if (cache_root() / "models").is_dir():  # the exported query model, as `make install` leaves it
+        (cache / "models").symlink_to(cache_root() / "models", target_is_directory=True)
+    done = subprocess.run([sys.executable, "-m", "peerlint", "index", "build", "--corpus", str(corpus), "--index",
+                           str(tmp_path / "idx")], capture_output=True, text=True, timeout=300, cwd=REPO,
+                          env={**__import__("os").environ, "PEERLINT_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr[-800:]
+    assert re.search(r"venue style learnt from 120 papers of 2 venues, calibrated on half of the papers",
+                     done.stderr), done.stderr[-800:]
+    index = open_index(tmp_path / "idx", read_ahead=False)
+    try:
+        stored = cache / "drafts" / f"venue-head-{index.build.name}.npz"
+        assert stored.is_file() and (cache / "drafts" / f"venue-calibration-{index.build.name}.npz").is_file()
+        assert venue_head_for(index, cache).classes == ("acl", "iclr")
+    finally:
+        index.close()
 
 
 # -- analyzers in the engine ---------------------------------------------------------------------------

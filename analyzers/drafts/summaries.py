@@ -137,6 +137,19 @@ def styled_venues(index) -> tuple[str, ...]:
     return head.classes if head is not None else ()
 
 
+def prepare_venue_style(index) -> str:
+    """Learn this build's venue head and its calibration now (seconds) and cache them, so that the
+    editor's first look at a draft does not; what was learnt, in words ("" when the index's vectors
+    are not the model's or its venues are too few to learn from)."""
+    head = venue_head_for(index, cache_root()) if compatible(index.manifest.model_id, index) else None
+    if head is None:
+        return ""
+    calibration = venue_calibration_for(index, cache_root())
+    held_out = calibration.info.get("dev", "") if calibration is not None else ""
+    return (f"venue style learnt from {head.info.get('papers', 0):,} papers of {len(head.classes)} venues"
+            + (f", calibrated on {held_out}" if held_out else ""))
+
+
 def missing_venue(index, venue: str) -> str:
     """What to say, once, when the target venue is not one the venue head learnt: its style percentile and
     its `off-venue-style` findings need the venue's own papers, so they are left out ("" when it is one)."""

@@ -20,6 +20,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 from .draft import PARAGRAPHS_PER_PAGE, make_draft
+from ...index.store import IndexError_, current_build
 from ...locations import cache_root
 
 
@@ -88,6 +89,7 @@ async def _session(index: Path, root: Path, workdir: Path, query_embedding: str,
     for kept in ("models", "novelty"):  # set-up, not cache: exported models (the ONNX query route) and
         if (cache_root() / kept).is_dir():  # the novelty model trained once per index build (~30 s)
             (cache / kept).symlink_to(cache_root() / kept, target_is_directory=True)
+    _share_venue_style(index, cache)
     client = _Client()
     env = {**os.environ, "PEERLINT_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
     await client.start_io(sys.executable, "-m", "peerlint", "serve", env=env)
@@ -104,6 +106,18 @@ async def _session(index: Path, root: Path, workdir: Path, query_embedding: str,
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(lsp.TextDocumentItem(warm.as_uri(), "latex", 1, warm.read_text())))
     await _wait(client, warm.as_uri(), 1)
     return client, peak, stop
+
+
+def _share_venue_style(index: Path, cache: Path) -> None:
+    """Set-up too: the venue head and calibration `index build` learns for this build (not the judgments)."""
+    try:
+        build = current_build(index).name
+    except IndexError_:
+        return
+    for name in (f"venue-head-{build}.npz", f"venue-calibration-{build}.npz"):
+        if (cache_root() / "drafts" / name).is_file():
+            (cache / "drafts").mkdir(exist_ok=True)
+            (cache / "drafts" / name).symlink_to(cache_root() / "drafts" / name)
 
 
 async def _close(client: _Client, stop: list[bool]) -> None:
@@ -174,12 +188,14 @@ async def measure_size(index: Path, pages: int, typing_seconds: float, workdir: 
 
 async def measure_cold(index: Path, opened: Path, workdir: Path, query_embedding: str, installed: bool) -> dict:
     """A cold server as an editor starts it: a new process, an empty cache and no warm-up, the file
-    opened right after `initialized`. `installed`: the cache holds what `make install` leaves in it (the
-    exported query model, the packaged judge), as on a user's machine; else it is empty, so the server
+    opened right after `initialized`. `installed`: the cache holds what `make install` and `index build` leave
+    in it (the exported query model, the packaged judge, the build's venue style), as on a user's machine; else it is empty, so the server
     exports the query model itself. Times from the process's start."""
     cache = Path(tempfile.mkdtemp(prefix="peerlint-bench-cold-", dir=workdir))
     if installed and (cache_root() / "models").is_dir():
         (cache / "models").symlink_to(cache_root() / "models", target_is_directory=True)
+    if installed:
+        _share_venue_style(index, cache)
     client = _Client()
     env = {**os.environ, "PEERLINT_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
     t0 = time.perf_counter()

@@ -8,6 +8,7 @@ import argparse
 import errno
 import json
 import sys
+import time
 from pathlib import Path
 
 from ...errors import UserError
@@ -15,7 +16,8 @@ from .common import index_arg, index_path, open_index_or_fail, warn
 from ...index.embedding.embedder import Embedder, EmbeddingError, prepare_query_route, query_route
 from ...index.build import build_index
 from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
-from ...index.store import build_command
+from ...analyzers.drafts.summaries import prepare_venue_style
+from ...index.store import IndexError_, build_command, open_index
 from ...index.distributed.ray_build import RayOptions, RayUnavailable, ray_build_index
 from . import HELP
 
@@ -104,6 +106,7 @@ def run_build(args: argparse.Namespace) -> int:
     if report.notice:
         warn(report.notice)
     _prepare_query_route(args)
+    _prepare_venue_style(report.path, quiet=args.quiet or args.json)
     if args.json:
         print(json.dumps(report.__dict__))
     else:
@@ -123,6 +126,23 @@ def _prepare_query_route(args: argparse.Namespace) -> None:
     if not args.quiet and not args.json:
         print("exporting the embedding model to ONNX for fast queries (once, about a minute)", file=sys.stderr)
     prepare_query_route(model_id)
+
+
+def _prepare_venue_style(root: Path, quiet: bool) -> None:
+    """The new build's venue head, learnt once here rather than on the editor's first look (~7 s and
+    ~0.7 GB at 158k papers); a failure costs only that, never the build."""
+    started = time.perf_counter()
+    try:
+        index = open_index(root, read_ahead=False)
+        try:
+            said = prepare_venue_style(index)
+        finally:
+            index.close()
+    except (IndexError_, OSError, ValueError) as exc:
+        warn(f"the venue style was not learnt now ({exc}); the editor learns it on its first look")
+        return
+    if said and not quiet:
+        print(f"{said} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
 
 
 def run_info(args: argparse.Namespace) -> int:

@@ -156,14 +156,29 @@ function installedModels() {
   return fs.existsSync(models) ? models : null;
 }
 
+/** The venue style `peerlint index build` learnt for INDEX's live build, in the user's cache: the files. */
+function builtVenueStyle(models) {
+  let build;
+  try {
+    build = fs.readFileSync(path.join(INDEX, 'CURRENT'), 'utf8').trim();
+  } catch {
+    return [];
+  }
+  const drafts = path.join(path.dirname(models), 'drafts');
+  return [`venue-head-${build}.npz`, `venue-calibration-${build}.npz`]
+    .map((name) => path.join(drafts, name)).filter((file) => fs.existsSync(file));
+}
+
 /** The environment peerlint runs in here: offline, with `cache` as its cache — empty but for the
- * installed models, as on a user's machine after `make install` (a server whose cache lacks them
- * exports the query model first, ~6 s once: `peerlint bench lsp --cold` measures both). */
+ * installed models and the index build's venue style, as on a user's machine after `make install` and
+ * `peerlint index build` (a server whose cache lacks them exports the query model first, ~6 s once:
+ * `peerlint bench lsp --cold` measures both). */
 function peerlintEnv(cache) {
   const models = installedModels();
   if (models && !fs.existsSync(path.join(cache, 'models'))) {
-    fs.mkdirSync(cache, { recursive: true });
+    fs.mkdirSync(path.join(cache, 'drafts'), { recursive: true });
     fs.symlinkSync(models, path.join(cache, 'models'), 'dir');
+    for (const file of builtVenueStyle(models)) fs.symlinkSync(file, path.join(cache, 'drafts', path.basename(file)));
   }
   report.setup = { ...(report.setup || {}), installed_models: models };
   return { ...process.env, HF_HUB_OFFLINE: '1', TOKENIZERS_PARALLELISM: 'false', PEERLINT_CACHE_DIR: cache };
