@@ -37,17 +37,23 @@ def test_coverage_of_a_real_project_by_each_method(tmp_path, capsys):
     assert result["dataset"]["papers"] == 5 and result["commit"] and result["command"]
 
 
-def test_a_work_the_corpus_dates_after_the_project_is_not_counted_as_held(tmp_path, capsys):
-    """DeepSphere's newest .bib entry is of 2020: a match dated 2030 was not in any index when it was written."""
+def _project_coverage(tmp_path: Path, project: str, rows: list[dict]) -> dict:
+    """`bench coverage` of one real project against a corpus of `rows`: that project's JSON result."""
     corpus = tmp_path / "corpus.jsonl"
-    rows = [{"id": "x1", "title": "Spherical convolutions and their application in molecular modelling", "year": 2030},
-            {"id": "doi-one", "title": "Some other title", "doi": "10.1109/MCSE.2007.55", "year": 2007}]
     corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     out = tmp_path / "results"
-    assert main(["bench", "coverage", "--from-latex", str(REAL / "iclr2020-deepsphere"), "--corpus", str(corpus),
+    assert main(["bench", "coverage", "--from-latex", str(REAL / project), "--corpus", str(corpus),
                  "--out", str(out)]) == 0
     (result,) = [json.loads(p.read_text()) for p in out.glob("coverage-*.json")]
-    (project,) = result["projects"]
+    (found,) = result["projects"]
+    return found
+
+
+def test_a_work_the_corpus_dates_after_the_project_is_not_counted_as_held(tmp_path):
+    """DeepSphere's newest .bib entry is of 2020: a match dated 2030 was not in any index when it was written."""
+    project = _project_coverage(tmp_path, "iclr2020-deepsphere", [
+        {"id": "x1", "title": "Spherical convolutions and their application in molecular modelling", "year": 2030},
+        {"id": "doi-one", "title": "Some other title", "doi": "10.1109/MCSE.2007.55", "year": 2007}])
     assert project["year"] == 2020
     assert project["held"] == {"doi": 1} and project["held_later"] == 1
     assert abs(project["coverage"] - 1 / 30) < 1e-9
@@ -56,32 +62,20 @@ def test_a_work_the_corpus_dates_after_the_project_is_not_counted_as_held(tmp_pa
 def test_of_two_papers_with_one_title_the_one_before_the_project_is_held(tmp_path):
     """'Hyperbolic Neural Networks++' (ICLR 2021) normalises like 'Hyperbolic Neural Networks' (NeurIPS 2018);
     a 2020 paper citing the title means the earlier one, whichever the corpus lists first."""
-    corpus = tmp_path / "corpus.jsonl"
     title = "Spherical convolutions and their application in molecular modelling"
-    rows = [{"id": "later", "title": title + " ++", "year": 2030}, {"id": "earlier", "title": title, "year": 2017}]
-    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    out = tmp_path / "results"
-    assert main(["bench", "coverage", "--from-latex", str(REAL / "iclr2020-deepsphere"), "--corpus", str(corpus),
-                 "--out", str(out)]) == 0
-    (result,) = [json.loads(p.read_text()) for p in out.glob("coverage-*.json")]
-    (project,) = result["projects"]
+    project = _project_coverage(tmp_path, "iclr2020-deepsphere", [
+        {"id": "later", "title": title + " ++", "year": 2030}, {"id": "earlier", "title": title, "year": 2017}])
     assert project["held"] == {"title": 1} and project["held_later"] == 0
 
 
 def test_authors_joined_by_commas_in_one_string_are_found_by_surname_and_year(tmp_path):
     """The shipped corpus's record of REALM (ICML 2020, from paperlists) lists its five authors as one
     string; the paper is titled without 'REALM:', so only the first author's surname and year find it."""
-    corpus = tmp_path / "corpus.jsonl"
     realm = {"id": "icml2020-site_5344cd3c6f", "title": "Retrieval Augmented Language Model Pre-Training",
              "abstract": "Language model pre-training has been shown to capture a surprising amount of world knowledge.",
              "venue": "ICML", "year": 2020,
              "authors": ["Kelvin Guu, Kenton Lee, Zora Tung, Panupong Pasupat, Mingwei Chang"]}
-    corpus.write_text(json.dumps(realm) + "\n", encoding="utf-8")
-    out = tmp_path / "results"
-    assert main(["bench", "coverage", "--from-latex", str(REAL / "naacl2021-beam-dense-retrieval"),
-                 "--corpus", str(corpus), "--out", str(out)]) == 0
-    (result,) = [json.loads(p.read_text()) for p in out.glob("coverage-*.json")]
-    (project,) = result["projects"]
+    project = _project_coverage(tmp_path, "naacl2021-beam-dense-retrieval", [realm])
     assert project["held"] == {"author-year": 1}
 
 
