@@ -104,7 +104,8 @@ def ece(table: Sequence[ReliabilityBin]) -> float:
     return float(sum(b.count * abs(b.accuracy - b.confidence) for b in table if b.count) / total) if total else 0.0
 
 
-def centroids(X: np.ndarray, labels: Sequence[str], classes: Sequence[str], rows: np.ndarray | None = None) -> np.ndarray:
+def centroids(X: np.ndarray, labels: Sequence[str], classes: Sequence[str],
+              rows: np.ndarray | None = None) -> np.ndarray:
     """One unit vector per class: the normalised mean of its rows of X (of `rows`, a mask, when given)."""
     labels = np.asarray(labels)
     rows = np.flatnonzero(np.isin(labels, classes) & (True if rows is None else np.asarray(rows, dtype=bool)))

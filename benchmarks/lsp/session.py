@@ -188,9 +188,9 @@ async def measure_size(index: Path, pages: int, typing_seconds: float, workdir: 
 
 async def measure_cold(index: Path, opened: Path, workdir: Path, query_embedding: str, installed: bool) -> dict:
     """A cold server as an editor starts it: a new process, an empty cache and no warm-up, the file
-    opened right after `initialized`. `installed`: the cache holds what `make install` and `index build` leave
-    in it (the exported query model, the packaged judge, the build's venue style), as on a user's machine; else it is empty, so the server
-    exports the query model itself. Times from the process's start."""
+    opened right after `initialized`. `installed`: the cache holds what `make install` and `index build`
+    leave in it (the exported query model, the packaged judge, the build's venue style), as on a user's
+    machine; else it is empty, so the server exports the query model itself. Times from the process's start."""
     cache = Path(tempfile.mkdtemp(prefix="peerlint-bench-cold-", dir=workdir))
     if installed and (cache_root() / "models").is_dir():
         (cache / "models").symlink_to(cache_root() / "models", target_is_directory=True)

@@ -86,7 +86,6 @@ class Holdings:
                 return Match("author-year", best[1])
         return None
 
-
     def _nearest_in_time(self, pids: list[str], year: int | None) -> str:
         """Of papers with one title, the one a citation of `year` means: the latest not after it, else
         the earliest (a preprint cited a year before its venue version)."""
