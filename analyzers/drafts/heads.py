@@ -17,7 +17,7 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -229,15 +229,18 @@ def paper_matrix(index) -> np.ndarray:
     return index.paper_matrix()
 
 
-def venue_head_for(index, cache_dir: Path | None) -> VenueHead | None:
-    """The venue head of this index build, trained once (a second or two) and cached beside it."""
+def venue_head_for(index, cache_dir: Path | None, matrix: Callable[[], np.ndarray] | None = None) -> VenueHead | None:
+    """The venue head of this index build, trained once (seconds) and cached beside it. `matrix`: gives
+    the index's `paper_matrix` when the head must be trained (~2 s at 158k papers: a caller that also
+    calibrates passes one that computes it once)."""
     path = (cache_dir / "drafts" / f"venue-head-{index.build.name}.npz") if cache_dir else None
     if path is not None and path.exists():
         head = VenueHead.load(path)
         if head is not None:
             return head
     try:
-        head = VenueHead.train(paper_matrix(index), index_head_labels(index), model_id=index.manifest.model_id)
+        X = matrix() if matrix is not None else paper_matrix(index)
+        head = VenueHead.train(X, index_head_labels(index), model_id=index.manifest.model_id)
     except ValueError as exc:
         log.info("no venue head for %s: %s", index.root, exc)
         return None

@@ -18,6 +18,7 @@ scorer, so a summary costs no LLM call and is ready with the fast tier:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -26,9 +27,9 @@ import numpy as np
 
 from ...locations import cache_root
 from .analyzer import compatible
-from .heads import venue_head_for
+from .heads import VenueHead, paper_matrix, venue_head_for
 from .scale import ScaleRating, section_kind, shipped_scale
-from .venue_calibration import venue_calibration_for
+from .venue_calibration import VenueCalibration, venue_calibration_for
 from .text import prepare
 from .venue_guess import STYLES
 from ...types import PROSE_KINDS, Chunk, Range
@@ -137,14 +138,23 @@ def styled_venues(index) -> tuple[str, ...]:
     return head.classes if head is not None else ()
 
 
+def venue_style(index) -> tuple[VenueHead | None, VenueCalibration | None]:
+    """This build's venue head and its calibration, from the cache or learnt now with the index's paper
+    matrix computed at most once; (None, None) when the index's vectors are not the model's."""
+    if not compatible(index.manifest.model_id, index):
+        return None, None
+    matrix = functools.cache(lambda: paper_matrix(index))
+    head = venue_head_for(index, cache_root(), matrix)
+    return head, venue_calibration_for(index, cache_root(), matrix) if head is not None else None
+
+
 def prepare_venue_style(index) -> str:
     """Learn this build's venue head and its calibration now (seconds) and cache them, so that the
     editor's first look at a draft does not; what was learnt, in words ("" when the index's vectors
     are not the model's or its venues are too few to learn from)."""
-    head = venue_head_for(index, cache_root()) if compatible(index.manifest.model_id, index) else None
+    head, calibration = venue_style(index)
     if head is None:
         return ""
-    calibration = venue_calibration_for(index, cache_root())
     held_out = calibration.info.get("dev", "") if calibration is not None else ""
     return (f"venue style learnt from {head.info.get('papers', 0):,} papers of {len(head.classes)} venues"
             + (f", calibrated on {held_out}" if held_out else ""))
@@ -202,8 +212,7 @@ def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[Secti
     vectors = np.asarray(retriever.vectors([c.text for c in flat], [c.hash for c in flat]), dtype=np.float32)
     scale = shipped_scale()
     scale = scale if scale is not None and compatible(scale.model_id, index) else None
-    venue_head = venue_head_for(index, cache_root()) if compatible(index.manifest.model_id, index) else None
-    calibration = venue_calibration_for(index, cache_root()) if venue_head is not None else None
+    venue_head, calibration = venue_style(index)
     column = venue_head.venue_index(venue) if venue_head is not None and venue else None
     near = draft_nearness(calibration, vectors)
     out, start = [], 0

@@ -21,7 +21,7 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -233,15 +233,17 @@ def fit_calibration(X: np.ndarray, labels: Sequence[str], dev: np.ndarray, train
                             float(np.quantile(sims, TYPICAL_PERCENTILE)), info)
 
 
-def venue_calibration_for(index, cache_dir: Path | None) -> VenueCalibration | None:
+def venue_calibration_for(index, cache_dir: Path | None,
+                          matrix: Callable[[], np.ndarray] | None = None) -> VenueCalibration | None:
     """The calibration of this index build's venue head: computed once (seconds) and cached beside the
-    head; None when the index has no year to hold out (then "reads like" stays uncalibrated)."""
+    head; None when the index has no year to hold out (then "reads like" stays uncalibrated). `matrix`
+    as for `venue_head_for`."""
     path = (cache_dir / "drafts" / f"venue-calibration-{index.build.name}.npz") if cache_dir else None
     if path is not None and path.exists():
         found = VenueCalibration.load(path)
         if found is not None:
             return found
-    X, labels = paper_matrix(index), index_head_labels(index)
+    X, labels = matrix() if matrix is not None else paper_matrix(index), index_head_labels(index)
     try:
         calibration = calibrate(X, labels, list(index.years), model_id=index.manifest.model_id)
     except ValueError:
