@@ -279,8 +279,7 @@ def _number(value: object, key: str, kind: type[int] | type[float]) -> int | flo
 
 
 def _names(value: object, key: str) -> tuple[str, ...]:
-    """A list of names (strings, numbers or {"name": …} objects), or one string separated by ';'; an
-    `authors` field of one string is split as `split_names` says."""
+    """A list of names (strings, numbers or {"name": …} objects), or one string separated by ';'."""
     if value is None:
         return ()
     if isinstance(value, str):
@@ -297,7 +296,7 @@ def _names(value: object, key: str) -> tuple[str, ...]:
             raise BadRecord(f"{key} must hold strings, not {type(item).__name__} {item!r:.40}")
         if cleaned := clean_text(item):
             names.append(cleaned)
-    return split_names(names) if key == "authors" else tuple(names)
+    return tuple(names)
 
 
 def _paper_from_record(record: Mapping[str, object], fallback_id: str) -> Paper:
@@ -316,7 +315,7 @@ def _paper_from_record(record: Mapping[str, object], fallback_id: str) -> Paper:
         venue=_text_field(record, "venue"),
         year=year,
         status=_text_field(record, "status"),
-        authors=_names(record.get("authors"), "authors"),
+        authors=split_names(_names(record.get("authors"), "authors")),  # "A B, C D" as one string: two people
         keywords=_names(record.get("keywords"), "keywords"),
         url=_text_field(record, "url"),
         rating_avg=_number(record.get("rating_avg"), "rating_avg", float),
