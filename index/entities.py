@@ -14,6 +14,7 @@ place with an atomic rename. A wrong version is recomputed the same way.
 from __future__ import annotations
 
 import functools
+import heapq
 import json
 import os
 import re
@@ -22,7 +23,7 @@ import sys
 import threading
 from collections import Counter
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -89,65 +90,61 @@ def _segments(text: str) -> list[list[str]]:
     return [toks for seg in _SEGMENT.split(text.lower()) if (toks := _TOKEN.findall(seg))]
 
 
+_PIECE = re.compile(r"([a-z0-9]+)|[.,;:!?()\[\]{}\"“”‘’/|\n]+")  # a word, or punctuation (read as "")
+_BONUS = {1: 1.0, 2: 2.0, 3: 2.5}  # a phrase's score: its count times this, by its length in words
+
+
 def _content(token: str) -> bool:
     return len(token) > 1 and not token.isdigit() and token not in STOPWORDS
 
 
 @functools.lru_cache(maxsize=WORDS_REMEMBERED)
 def _content_stem(token: str) -> str:
-    """A content word's stem; "" for a stopword, a number or a single letter."""
+    """A content word's stem; "" for a stopword, a number, a single letter or punctuation."""
     return _stem(token) if _content(token) else ""
 
 
 def extract_keyphrases(text: str, n: int = EXTRACTED_PER_PAPER) -> list[str]:
-    """The text's `n` best phrases: runs of content words cut at stopwords, 1-3 words, by frequency.
+    """The text's `n` best phrases: runs of content words cut at stopwords and punctuation, 1-3 words,
+    by frequency.
 
-    A phrase scores its count times a bonus for length (specific phrases beat single words); a
-    phrase inside a phrase already chosen is skipped.
+    A phrase scores its count times a bonus for length (specific phrases beat single words), ties
+    going to the longer phrase, then to the earlier; a phrase inside a phrase already chosen is
+    skipped. The n-grams are counted by `Counter` over the whole text (those crossing a break, which
+    hold "", are dropped when their turn comes) and walked in rank order lazily, since a handful of
+    the best are all that is read: a build extracts the phrases of every paper without keywords.
     """
-    grams: list[tuple[str, ...]] = []
-    places: list[int] = []  # where each gram starts, counted in words across runs
-    position = 0
-    for seg in _segments(text):
-        run: list[str] = []
-        for tok in seg + [""]:  # "" flushes the last run
-            stem = _content_stem(tok)
-            if stem:
-                run.append(stem)
-                continue
-            words = len(run)
-            if words:
-                grams += zip(run)
-                grams += zip(run, run[1:])
-                grams += zip(run, run[1:], run[2:])
-                places += range(position, position + words)
-                places += range(position, position + words - 1)
-                places += range(position, position + words - 2)
-            position += words + 1
-            run = []
-    counts = Counter(grams)
-    first = dict(zip(reversed(grams), reversed(places)))  # the earliest place, written last
-    bonus = {1: 1.0, 2: 2.0, 3: 2.5}
-    ranked = sorted(counts, key=lambda g: (-counts[g] * bonus[len(g)], -len(g), first[g]))
+    if n <= 0:
+        return []
+    stems = list(map(_content_stem, _PIECE.findall(text.lower())))  # "" breaks a phrase
+    ones = Counter(zip(stems))
+    ranked = heapq.merge(_ranked(Counter(zip(stems, stems[1:], stems[2:])), 3),
+                         _ranked(Counter(zip(stems, stems[1:])), 2), _ranked(ones, 1))
     chosen: list[tuple[str, ...]] = []
-    for gram in ranked:
+    inside: set[tuple[str, ...]] = set()  # every part of a chosen phrase
+    for _, gram in ranked:
+        if gram in inside:
+            continue
+        if len(gram) == 1 and (ones[gram] < 2 or _participle(gram[0])):
+            continue  # a word seen once, or a verb form, says little about a paper
+        chosen.append(gram)
         if len(chosen) == n:
             break
-        if len(gram) == 1 and (counts[gram] < 2 or _participle(gram[0])):
-            continue  # a word seen once, or a verb form, says little about a paper
-        if any(_contains(c, gram) for c in chosen):
-            continue
-        chosen.append(gram)
+        inside.update(gram[i:j] for i in range(len(gram)) for j in range(i + 1, len(gram) + 1))
     return [" ".join(g) for g in chosen]
+
+
+def _ranked(counts: Counter, length: int) -> Iterator[tuple[tuple[float, int], tuple[str, ...]]]:
+    """((-score, -length), n-gram) of the n-grams of one length that hold no break, best first; a
+    stable sort keeps equal counts in text order (a Counter keeps first occurrences in order)."""
+    bonus = _BONUS[length]
+    for gram in sorted(counts, key=counts.__getitem__, reverse=True):
+        if "" not in gram:
+            yield (-counts[gram] * bonus, -length), gram
 
 
 def _participle(word: str) -> bool:
     return len(word) > 5 and word.endswith("ed") and not word.endswith("eed")
-
-
-def _contains(outer: tuple[str, ...], inner: tuple[str, ...]) -> bool:
-    k = len(inner)
-    return k <= len(outer) and any(outer[i : i + k] == inner for i in range(len(outer) - k + 1))
 
 
 def paper_entities(paper: Paper) -> list[str]:
