@@ -43,6 +43,27 @@ def test_keyphrases_are_frequent_content_phrases():
     assert "number" not in phrases  # inside a phrase already chosen
 
 
+def test_keyphrases_rank_by_score_then_length_then_first_place():
+    # The title and abstract of Dense Passage Retrieval (EMNLP 2020) as the shipped corpus holds them.
+    dpr = ("Dense Passage Retrieval for Open-Domain Question Answering. Open-domain question answering relies on "
+           "efficient passage retrieval to select candidate contexts, where traditional sparse vector space models, "
+           "such as TF-IDF or BM25, are the de facto method. In this work, we show that retrieval can be practically "
+           "implemented using dense representations alone, where embeddings are learned from a small number of "
+           "questions and passages by a simple dual-encoder framework. When evaluated on a wide range of open-domain "
+           "QA datasets, our dense retriever outperforms a strong Lucene-BM25 system greatly by 9%-19% absolute in "
+           "terms of top-20 passage retrieval accuracy, and helps our end-to-end QA system establish new "
+           "state-of-the-art on multiple open-domain QA benchmarks.")
+    assert extract_keyphrases(dpr) == ["open domain", "passage retrieval", "open domain question",
+                                       "domain question answering", "open domain qa", "dense",
+                                       "dense passage retrieval", "question answering rely"]
+    # equal scores: the earlier phrase first; punctuation ends a phrase, so no "beta gamma"
+    assert extract_keyphrases("alpha beta. gamma delta. alpha beta, gamma delta") == ["alpha beta", "gamma delta"]
+    # a repeated pair (2 x 2.0) beats a trigram seen once (2.5)
+    assert extract_keyphrases("Graph networks. Neural graph networks; neural models, deep models")[:2] == [
+        "graph network", "neural graph network"]
+    assert extract_keyphrases(dpr, 0) == [] and extract_keyphrases(dpr, 1) == ["open domain"]
+
+
 @pytest.mark.parametrize("garbage", ["", "   ", "1234 5678. 42!", "the of and to with", "ÿ\x00\ufffd ∑∫ 🙂", "a" * 10_000])
 def test_keyphrases_of_garbage_are_empty_or_sane(garbage):
     phrases = extract_keyphrases(garbage)
