@@ -40,15 +40,16 @@ from .papers import Hit, Paper, SearchFilter
 # 2: meta.sqlite holds the BM25 table. An index of version 1 still opens; its lexical search is off
 # (`VectorIndex.lexical_problem` says so and names the rebuild) and hybrid search falls back to dense.
 MANIFEST_VERSION = 2
-HNSW = {"connectivity": 16, "expansion_add": 128, "expansion_search": 96}
+HNSW = {"connectivity": 16, "expansion_add": 128, "expansion_search": 128}
 # From this many vectors on (the default corpus's 274k chunks among them), the graph stores int8
-# scalars (half its bytes, distances ~1.8x faster to insert with AVX-512 VNNI); every
-# search re-ranks its candidates exactly against vectors.npy (float16), which recovers what int8 loses
-# (recall@10 0.995 at 60k). With the full build beam, 1M vectors drawn around real MiniLM ones give
-# recall@10 0.994 at expansion_search 96 (docs/scale.md); a narrower beam (expansion_add 64) on harder
-# clustered vectors had given 0.70.
+# scalars (half its bytes, distances ~1.8x faster to insert with AVX-512 VNNI) and is built with a
+# narrower beam; every search re-ranks its candidates exactly against vectors.npy (float16), which
+# recovers what int8 loses. The beams were chosen on real papers' paragraphs searched in the default
+# index (`peerlint bench index --default-build` measures the graph's recall against exact search):
+# build beam 96 and search beam 128 find more of the exact top 10 than 128 / 96 did, for ~20 fewer
+# CPU-seconds of build (docs/benchmarks/index.md).
 LARGE_INDEX_VECTORS = 200_000
-HNSW_LARGE = {"dtype": "i8"}
+HNSW_LARGE = {"dtype": "i8", "expansion_add": 96}
 EXACT_FRACTION = 0.1  # below this share of allowed papers, search the subset exactly
 
 
@@ -550,14 +551,19 @@ def open_index(root: Path | str, embedder=None, read_ahead: bool = True) -> Vect
 
 def graph_dtype(vectors: int) -> str:
     """The scalars a graph of `vectors` vectors stores (int8 from LARGE_INDEX_VECTORS on)."""
-    return HNSW_LARGE["dtype"] if vectors >= LARGE_INDEX_VECTORS else "f16"
+    return graph_settings(vectors)["dtype"]
+
+
+def graph_settings(vectors: int) -> dict:
+    """The HNSW settings of a graph of `vectors` vectors."""
+    return HNSW | (HNSW_LARGE if vectors >= LARGE_INDEX_VECTORS else {"dtype": "f16"})
 
 
 def new_graph(dim: int, vectors: int, dtype: str | None = None):
     """An empty HNSW graph with the settings for an index of `vectors` vectors."""
     from usearch.index import Index
 
-    settings = HNSW | {"dtype": dtype or graph_dtype(vectors)}
+    settings = graph_settings(vectors) | ({"dtype": dtype} if dtype else {})
     return Index(ndim=dim, metric="cos", dtype=settings["dtype"], connectivity=settings["connectivity"],
                  expansion_add=settings["expansion_add"], expansion_search=settings["expansion_search"])
 

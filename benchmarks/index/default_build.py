@@ -3,7 +3,11 @@
 1. `peerlint index build --index FRESH` (or `--corpus …`) in a fresh process: wall seconds, the CPU
    seconds of the process, its peak RSS, and what the build reports (papers, chunks, embedded);
 2. `peerlint search TEXT --index FRESH` in a fresh process, `SEARCHES` times (the first one reads the
-   index from disk, the others find it in the page cache): wall seconds of each.
+   index from disk, the others find it in the page cache): wall seconds of each;
+3. the graph's recall: real papers' paragraphs (`tests/data/real`, embedded on the editor's int8 route)
+   searched in the new index's HNSW graph as the store searches it (4k candidates, re-ranked exactly),
+   against exact search over all its vectors: the share of the exact top 10 (and top 100, hybrid
+   search's dense candidates) that the graph hands over, at the shipped search beam and at others.
 
 The machine's load average is recorded before and after: on a shared machine the wall clock says more
 about the neighbours than about peerlint, and the CPU seconds are the figure to compare.
@@ -26,6 +30,8 @@ from ...errors import UserError
 from ..harness.results import print_table
 
 SEARCHES = 3
+RECALL_PARAGRAPHS = 400
+BEAMS = (96, 128, 192)  # search beams (expansion_search) the recall is also measured at
 QUERY = "retrieval-augmented generation for open-domain question answering"
 TARGETS = {"build_seconds": 120.0, "search_seconds": 2.0}  # issue #35: build < 2 min, a fresh search < 2 s
 
@@ -66,13 +72,45 @@ def run_default_build(corpus: Sequence[Path] | None, work: Path | None) -> dict[
                  **{k: report.get(k) for k in ("papers", "chunks", "embedded", "cached")}}
         searches = [round(_run([*_peerlint(), "search", QUERY, "--index", str(index), "--json"])[0], 2)
                     for _ in range(SEARCHES)]
+        recall = graph_recall(index)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     return {"dataset": {"corpus": [str(c) for c in corpus] if corpus else "the shipped corpus (index/data)",
                         "query": QUERY},
             "load_average": {"before": load_before, "after": [round(x, 2) for x in os.getloadavg()]},
-            "build": build, "search_seconds": searches, "target": TARGETS}
+            "build": build, "search_seconds": searches, "graph_recall": recall, "target": TARGETS}
+
+
+def graph_recall(root: Path, paragraphs: int = RECALL_PARAGRAPHS) -> dict[str, Any]:
+    """Part 3 of the module's docstring, on the index at `root`."""
+    import numpy as np
+
+    from ...index.embedding.embedder import Embedder
+    from ...index.store import HNSW, graph_settings, open_index
+    from .query_route import real_paragraphs
+
+    index = open_index(root)
+    texts = real_paragraphs(paragraphs)
+    queries = np.asarray(Embedder(route="onnx-int8").encode(texts), dtype=np.float32)
+    vectors = np.asarray(index.vectors, dtype=np.float32)
+    exact = np.argsort(-(queries @ vectors.T), axis=1)[:, :100]
+    graph = index._hnsw
+    rows = []
+    for beam in sorted({HNSW["expansion_search"], *BEAMS}):
+        graph.expansion_search = beam
+        row: dict[str, Any] = {"expansion_search": beam}
+        for k in (10, 100):
+            fetch = max(4 * k, 32)  # what `VectorIndex.dense_ranked_many` asks the graph for
+            found = graph.search(queries, fetch, threads=0).keys
+            row[f"recall_at_{k}"] = round(float(np.mean([len(set(e[:k].tolist()) & set(f.tolist())) / k
+                                                         for e, f in zip(exact, found)])), 4)
+        rows.append(row)
+    graph.expansion_search = HNSW["expansion_search"]
+    settings = graph_settings(len(vectors))
+    return {"paragraphs": len(texts), "chunks": int(len(vectors)), "query_route": "onnx-int8",
+            "graph": {k: settings[k] for k in ("dtype", "connectivity", "expansion_add")},
+            "shipped_expansion_search": HNSW["expansion_search"], "beams": rows}
 
 
 def print_default_build(payload: dict[str, Any], path: Path) -> None:
@@ -84,4 +122,12 @@ def print_default_build(payload: dict[str, Any], path: Path) -> None:
     print_table(rows, ["step", "papers", "chunks", "embedded", "wall s", "CPU s", "peak RSS MB", "target s"],
                 title=f"The default index as a new user builds and searches it (load {payload['load_average']['before']}"
                       f" → {payload['load_average']['after']})")
+    recall = payload.get("graph_recall")
+    if recall:
+        g = recall["graph"]
+        print_table([[r["expansion_search"], r["recall_at_10"], r["recall_at_100"]] for r in recall["beams"]],
+                    ["search beam", "recall@10", "recall@100"],
+                    title=f"The graph ({g['dtype']}, connectivity {g['connectivity']}, build beam {g['expansion_add']}) "
+                          f"against exact search: {recall['paragraphs']} paragraphs of tests/data/real "
+                          f"(shipped search beam {recall['shipped_expansion_search']})")
     print(f"wrote {path}")
