@@ -45,9 +45,8 @@ HNSW = {"connectivity": 16, "expansion_add": 128, "expansion_search": 128}
 # scalars (half its bytes, distances ~1.8x faster to insert with AVX-512 VNNI) and is built with a
 # narrower beam; every search re-ranks its candidates exactly against vectors.npy (float16), which
 # recovers what int8 loses. The beams were chosen on real papers' paragraphs searched in the default
-# index (`peerlint bench index --default-build` measures the graph's recall against exact search):
-# build beam 96 and search beam 128 find more of the exact top 10 than 128 / 96 did, for ~20 fewer
-# CPU-seconds of build (docs/benchmarks/index.md).
+# index: `peerlint bench index --default-build` measures the graph's recall against exact search, and
+# docs/benchmarks/index.md compares these beams with the former ones.
 LARGE_INDEX_VECTORS = 200_000
 HNSW_LARGE = {"dtype": "i8", "expansion_add": 96}
 EXACT_FRACTION = 0.1  # below this share of allowed papers, search the subset exactly
