@@ -26,8 +26,13 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
+
 from ...errors import UserError
+from ...index.embedding.embedder import Embedder
+from ...index.store import HNSW, graph_settings, open_index
 from ..harness.results import print_table
+from .query_route import real_paragraphs
 
 SEARCHES = 3
 RECALL_PARAGRAPHS = 400
@@ -84,12 +89,6 @@ def run_default_build(corpus: Sequence[Path] | None, work: Path | None) -> dict[
 
 def graph_recall(root: Path, paragraphs: int = RECALL_PARAGRAPHS) -> dict[str, Any]:
     """Part 3 of the module's docstring, on the index at `root`."""
-    import numpy as np
-
-    from ...index.embedding.embedder import Embedder
-    from ...index.store import HNSW, graph_settings, open_index
-    from .query_route import real_paragraphs
-
     index = open_index(root)
     texts = real_paragraphs(paragraphs)
     queries = np.asarray(Embedder(route="onnx-int8").encode(texts), dtype=np.float32)
