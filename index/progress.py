@@ -5,8 +5,9 @@ from tqdm import tqdm
 
 
 class Progress:
-    def __init__(self, desc: str, total: int, unit: str = "it", show: bool = True, position: int | None = None):
-        """`position`: the bar's line when bars of two threads run at once (0 and 1)."""
+    def __init__(self, desc: str, total: int | None, unit: str = "it", show: bool = True, position: int | None = None):
+        """`total` None: a count and a rate, no ETA (the records of a corpus file are not known before
+        it is read). `position`: the bar's line when bars of two threads run at once (0 and 1)."""
         self._bar = tqdm(total=total, desc=desc, unit=unit, disable=not show or total == 0,
                          dynamic_ncols=True, leave=True, mininterval=0.5, position=position)
 

@@ -151,6 +151,17 @@ def test_new_corpus_takes_acl_2023_from_the_anthology(shipped):
 # --- JSONL -----------------------------------------------------------------------------------------------------
 
 
+@needs_shared
+def test_reading_reports_progress_by_the_thousand_records(tmp_path):
+    """`index build` shows a count while the corpus is read (~16 s for the shipped one, silent before)."""
+    files = [PROCEEDINGS / "acl-2021.jsonl", PROCEEDINGS / "coling-2020.jsonl"]
+    records = sum(1 for f in files for line in f.read_text(encoding="utf-8").splitlines() if line.strip())
+    told: list[int] = []
+    papers = load_papers(files, progress=told.append)
+    assert told[:1] == [ingest.PROGRESS_EVERY] and sum(told) == records and len(papers) <= records
+    assert len(told) == -(-records // ingest.PROGRESS_EVERY)
+
+
 def test_jsonl_skips_malformed_rows_and_names_them(tmp_path):
     path = tmp_path / "venue-2020.jsonl"
     lines = [

@@ -18,7 +18,7 @@ import logging
 import math
 import os
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..papers import Paper
@@ -68,9 +68,14 @@ def read_corpus(paths: Iterable[Path | str] | Path | str, warn: Warn = _log_warn
     return (paper for paper, _where in located)
 
 
+PROGRESS_EVERY = 1000  # records between two calls of load_papers' progress
+
+
 def load_papers(paths: Iterable[Path | str] | Path | str, warn: Warn = _log_warning,
-                where: Sequence[str] = (), hold: int = HOLD_IN_MEMORY) -> Sequence[Paper]:
-    """All papers of `paths` that pass `where`, one per work, in reading order.
+                where: Sequence[str] = (), hold: int = HOLD_IN_MEMORY,
+                progress: Callable[[int], object] | None = None) -> Sequence[Paper]:
+    """All papers of `paths` that pass `where`, one per work, in reading order; `progress` is told how
+    many more records were read, every `PROGRESS_EVERY` of them and at the end.
 
     A repeated id is dropped (the first one wins, each drop is warned); a record of a work already
     read from another file, or with the same DOI or arXiv id, is merged into the first one (its blanks
@@ -89,7 +94,11 @@ def load_papers(paths: Iterable[Path | str] | Path | str, warn: Warn = _log_warn
         located = first_seen[kept.position(paper_id)]  # type: ignore[index]
         return f"{files[located >> 32]}:{located & 0xFFFFFFFF}"
 
+    read = 0
     for paper, at in _read_located(checked, warn, keep):
+        read += 1
+        if progress is not None and read % PROGRESS_EVERY == 0:
+            progress(PROGRESS_EVERY)
         source, _, line = at.rpartition(":")
         outcome, first, key = kept.add(paper, source=source)
         if outcome == "new":
@@ -108,6 +117,8 @@ def load_papers(paths: Iterable[Path | str] | Path | str, warn: Warn = _log_warn
                 assert first is not None
                 warn(f"{at}: {paper.id!r} is {first.id!r} (same {key.partition(':')[0]}, first seen at "
                      f"{seen_at(first.id)}); merged into it")
+    if progress is not None and read % PROGRESS_EVERY:
+        progress(read % PROGRESS_EVERY)
     if duplicates > MAX_ROW_WARNINGS:
         warn(f"{duplicates - MAX_ROW_WARNINGS} more duplicate ids dropped ({duplicates} in all)")
     if merged > MAX_ROW_WARNINGS:

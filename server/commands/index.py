@@ -15,6 +15,7 @@ from ...errors import UserError
 from .common import index_arg, index_path, open_index_or_fail, warn
 from ...index.embedding.embedder import Embedder, EmbeddingError, prepare_query_route, query_route
 from ...index.build import build_index
+from ...index.progress import Progress
 from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
 from ...analyzers.drafts.summaries import prepare_venue_style
 from ...index.store import IndexError_, build_command, open_index
@@ -76,7 +77,8 @@ def write_failure(root: Path, exc: OSError) -> str:
 def run_build(args: argparse.Namespace) -> int:
     sources = args.corpus or [default_corpus_path()]
     try:
-        papers = load_papers(sources, warn=warn, where=args.where)
+        with Progress("reading", total=None, unit=" records", show=not (args.quiet or args.json)) as bar:
+            papers = load_papers(sources, warn=warn, where=args.where, progress=bar.update)
     except CorpusError as exc:
         raise UserError(str(exc)) from None
     if args.limit:
