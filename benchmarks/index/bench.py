@@ -364,7 +364,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--default-build", action="store_true",
                         help="only this: `peerlint index build` of the default corpus (or --corpus) into a fresh "
                              "folder and `peerlint search` on it, each a fresh process: wall and CPU seconds, peak "
-                             "RSS (default_build.py)")
+                             "RSS; then the graph's recall against exact search on real papers' paragraphs "
+                             "(default_build.py)")
     parser.add_argument("--storage", action="store_true",
                         help="only this: ACM-CR R@50 and MRR of each of --routes over --acm-sample papers, documents "
                              "as float vectors and as the shipped vectors file stores them (acm_recall.py)")
