@@ -90,7 +90,7 @@ def _segments(text: str) -> list[list[str]]:
     return [toks for seg in _SEGMENT.split(text.lower()) if (toks := _TOKEN.findall(seg))]
 
 
-_PIECE = re.compile(r"([a-z0-9]+)|[.,;:!?()\[\]{}\"“”‘’/|\n]+")  # a word, or punctuation (read as "")
+_PIECE = re.compile(f"({_TOKEN.pattern})|{_SEGMENT.pattern}")  # a word, or punctuation (read as "")
 _BONUS = {1: 1.0, 2: 2.0, 3: 2.5}  # a phrase's score: its count times this, by its length in words
 
 
