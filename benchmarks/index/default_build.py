@@ -90,22 +90,24 @@ def run_default_build(corpus: Sequence[Path] | None, work: Path | None) -> dict[
 def graph_recall(root: Path, paragraphs: int = RECALL_PARAGRAPHS) -> dict[str, Any]:
     """Part 3 of the module's docstring, on the index at `root`."""
     index = open_index(root)
-    texts = real_paragraphs(paragraphs)
-    queries = np.asarray(Embedder(route="onnx-int8").encode(texts), dtype=np.float32)
-    vectors = np.asarray(index.vectors, dtype=np.float32)
-    exact = np.argsort(-(queries @ vectors.T), axis=1)[:, :100]
-    graph = index._hnsw
-    rows = []
-    for beam in sorted({HNSW["expansion_search"], *BEAMS}):
-        graph.expansion_search = beam
-        row: dict[str, Any] = {"expansion_search": beam}
-        for k in (10, 100):
-            fetch = max(4 * k, 32)  # what `VectorIndex.dense_ranked_many` asks the graph for
-            found = graph.search(queries, fetch, threads=0).keys
-            row[f"recall_at_{k}"] = round(float(np.mean([len(set(e[:k].tolist()) & set(f.tolist())) / k
-                                                         for e, f in zip(exact, found)])), 4)
-        rows.append(row)
-    graph.expansion_search = HNSW["expansion_search"]
+    try:
+        texts = real_paragraphs(paragraphs)
+        queries = np.asarray(Embedder(route="onnx-int8").encode(texts), dtype=np.float32)
+        vectors = np.asarray(index.vectors, dtype=np.float32)
+        exact = np.argsort(-(queries @ vectors.T), axis=1)[:, :100]
+        graph = index._hnsw
+        rows = []
+        for beam in sorted({HNSW["expansion_search"], *BEAMS}):
+            graph.expansion_search = beam
+            row: dict[str, Any] = {"expansion_search": beam}
+            for k in (10, 100):
+                fetch = max(4 * k, 32)  # what `VectorIndex.dense_ranked_many` asks the graph for
+                found = graph.search(queries, fetch, threads=0).keys
+                row[f"recall_at_{k}"] = round(float(np.mean([len(set(e[:k].tolist()) & set(f.tolist())) / k
+                                                             for e, f in zip(exact, found)])), 4)
+            rows.append(row)
+    finally:
+        index.close()
     settings = graph_settings(len(vectors))
     return {"paragraphs": len(texts), "chunks": int(len(vectors)), "query_route": "onnx-int8",
             "graph": {k: settings[k] for k in ("dtype", "connectivity", "expansion_add")},
