@@ -74,6 +74,9 @@ def test_user_errors_are_one_line_and_exit_2(tmp_path):
     assert missing.returncode == 2 and missing.stderr.startswith("peerlint: error:") and "Traceback" not in missing.stderr
     no_index = peerlint("search", "x", "--index", str(tmp_path / "idx"))
     assert no_index.returncode == 2 and "peerlint index build" in no_index.stderr
+    for args, said in ((["  "], "the query is empty"), (["x", "-k", "0"], "-k must be at least 1")):
+        bad = peerlint("search", *args, "--index", str(tmp_path / "idx"))  # before the index is even opened
+        assert bad.returncode == 2 and bad.stderr.startswith(f"peerlint: error: {said}") and not bad.stdout, bad.stderr
     bad_date = peerlint("check", "examples/draft.tex", "--index", str(tmp_path / "idx"))
     assert bad_date.returncode == 2 and "Traceback" not in bad_date.stderr
 

@@ -185,10 +185,11 @@ def cmd_check(args) -> int:
         print(format_table(rows, ["line", "verdict", "closest", "idea", "already in"]))
     else:
         print("no ideas to check")
-    tally: dict[str, int] = {}
+    tally = dict.fromkeys(("asked", "yes", "duplicate", "below_floor", "unparsed", "timeout", "error", "plan_unparsed",
+                           "plan_timeout"), 0)  # all zero when the file holds no idea
     for _, v in verdicts:
-        for key in ("asked", "yes", "duplicate", "below_floor", "unparsed", "timeout", "error", "plan_unparsed", "plan_timeout"):
-            tally[key] = tally.get(key, 0) + v.counts.get(key, 0)
+        for key in tally:
+            tally[key] += v.counts.get(key, 0)
     labels = [v.label for _, v in verdicts]
     print(f"{labels.count('novel')} novel, {labels.count('not novel')} not novel, {labels.count('undetermined')} "
           f"undetermined; papers: {tally['asked']} judged by {'the LLM' if llm else 'no LLM'} ({tally['yes']} yes), "

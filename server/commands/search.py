@@ -32,6 +32,10 @@ def register(sub, argv: Sequence[str] | None = None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.text.strip():
+        raise UserError('the query is empty: give the text to search for, e.g. peerlint search "dense passage retrieval"')
+    if args.k < 1:
+        raise UserError(f"-k must be at least 1 (got {args.k})")
     index = open_index_or_fail(args.index)
     flt = SearchFilter(venues=tuple(args.venue), year_min=args.year_min, year_max=args.year_max,
                        before=args.before, exclude_ids=frozenset(args.exclude))
