@@ -14,7 +14,9 @@ class Progress:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, *exc) -> None:
+        if exc_type is not None:  # the error message follows: no half-done bar left above it
+            self._bar.leave = False
         self._bar.close()
 
     def update(self, n: int = 1) -> None:

@@ -162,6 +162,21 @@ def test_reading_reports_progress_by_the_thousand_records(tmp_path):
     assert len(told) == -(-records // ingest.PROGRESS_EVERY)
 
 
+
+def test_a_read_that_fails_leaves_no_bar_above_its_error(tmp_path, capsys):
+    """`index build --corpus MISSING` printed "reading: 0 records" above the error; now the line is wiped."""
+    from peerlint.index.progress import Progress
+
+    with pytest.raises(CorpusError, match="does not exist"):
+        with Progress("reading", total=None, unit=" records") as bar:
+            load_papers([tmp_path / "missing.jsonl"], progress=bar.update)
+    failed = capsys.readouterr().err
+    assert not failed.endswith("\n") and not failed.rpartition("\r")[2].strip(), repr(failed)
+    with Progress("reading", total=None, unit=" records") as bar:
+        bar.update(3)
+    assert capsys.readouterr().err.rstrip("\n").rpartition("\r")[2].startswith("reading: 3 records")
+
+
 def test_jsonl_skips_malformed_rows_and_names_them(tmp_path):
     path = tmp_path / "venue-2020.jsonl"
     lines = [
