@@ -815,6 +815,19 @@ def test_no_failure_message_carries_the_key(base, says):
     assert says in str(caught.value) and SECRET not in str(caught.value)
 
 
+def test_the_summary_offers_to_index_only_what_was_fetched(tmp_path):
+    """A pull whose first request failed (no network) holds nothing: no `index build` hint for an empty file."""
+    from peerlint.index.ingest.pull_session import PullReport
+    from peerlint.server.commands.corpus import summary
+
+    out = tmp_path / "pulled.jsonl"
+    empty = PullReport(out=out, state=tmp_path / "s.json", before=0, requests=6, retried=5,
+                       stopped="https://api.openalex.org/works cannot be reached")
+    assert "index it with" not in summary(empty) and "requests: 6 (0 answered 429, 5 retried" in summary(empty)
+    held = PullReport(out=out, state=tmp_path / "s.json", before=0, total=3, added={"openalex": 3}, complete=True)
+    assert summary(held).endswith(f"index it with: peerlint index build --corpus {out}")
+
+
 def test_update_by_created_asks_what_openalex_added_since_the_last_pull(api, tmp_path):
     server = api([dated(1, "Old work", "2020-01-10")])
     first, _ = run(server, tmp_path, [TOPIC], today=dt.date(2026, 10, 1))

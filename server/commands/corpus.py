@@ -158,5 +158,6 @@ def summary(report) -> str:
                  + (f"; OpenAlex budget left today: {report.budget_left} credits" if report.budget_left else "")
                  + ("" if report.complete or report.stopped or not report.capped else
                     f"; capped at --max-works {report.max_works:,}: raise it and run again to go on"))
-    lines.append(f"index it with: peerlint index build --corpus {report.out}")
+    if report.total:  # nothing to index yet when the first request already failed
+        lines.append(f"index it with: peerlint index build --corpus {report.out}")
     return "\n".join(lines)
