@@ -332,11 +332,11 @@ def _hard_split(text: str, a: int, b: int, count: Callable[[str], int], limit: i
     """Cut text[a:b] into pieces of at most `limit` tokens, preferring clause and word breaks."""
     out = []
     while a < b:
-        total = count(text[a:b])
-        if total <= limit:
+        end, total = _window(text, a, b, count, limit)
+        if end == b and total <= limit:
             out.append((a, b))
             break
-        guess = a + max(1, int((b - a) * limit / max(total, 1) * 0.9))
+        guess = a + max(1, int((end - a) * limit / max(total, 1) * 0.9))
         cut = guess
         for sep in ("; ", ", ", " "):
             k = text.rfind(sep, a + 1, guess)
@@ -351,6 +351,19 @@ def _hard_split(text: str, a: int, b: int, count: Callable[[str], int], limit: i
         out.append((a, cut))
         a = cut
     return out
+
+
+def _window(text: str, a: int, b: int, count: Callable[[str], int], limit: int) -> tuple[int, int]:
+    """An end (b at most) of a window from `a` that holds more than `limit` tokens, and its token count.
+    The next cut is looked for inside it, so a long run without a sentence end (a 100k-word line) is not
+    counted again from every cut to its end: linear in the run's length instead of quadratic."""
+    size = max(256, 16 * limit)
+    while True:
+        end = min(b, a + size)
+        total = count(text[a:end])
+        if total > limit or end == b:
+            return end, total
+        size *= 2
 
 
 def span_counter(text: str, count: Callable[[str], int],

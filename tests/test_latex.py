@@ -299,6 +299,22 @@ def test_long_paragraphs_split_at_sentences(strict):
     check_invariants(huge, pieces)
 
 
+def test_a_run_without_sentence_ends_is_counted_about_once():
+    """A 200k-word line took minutes: every cut counted the tokens from there to the end of the run.
+    Now each cut counts a window around it: the characters counted stay a small multiple of the text's."""
+    text = "word " * 200_000
+    counted = []
+
+    def count(s: str) -> int:
+        counted.append(len(s))
+        return len(s.split())
+
+    pieces = L.split_paragraph(text, [], count, 200)
+    assert len(pieces) >= 1000 and all(len(text[a:b].split()) <= 200 for a, b in pieces)
+    assert " ".join(text[a:b] for a, b in pieces) == text.strip()
+    assert sum(counted) < 10 * len(text), sum(counted) / len(text)  # it was ~560 times
+
+
 # --- user tables, learned macros, magic comments --------------------------------------------
 
 def test_custom_command_and_environment_tables(strict):
