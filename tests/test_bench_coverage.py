@@ -35,6 +35,23 @@ def test_coverage_of_a_real_project_by_each_method(tmp_path, capsys):
     assert project["held"] == {"doi": 1, "arxiv": 1, "title": 1, "author-year": 1}
     assert abs(project["coverage"] - 4 / 30) < 1e-9
     assert result["dataset"]["papers"] == 5 and result["commit"] and result["command"]
+    assert result["in_field"] is None  # no paper from outside the corpus's fields among the projects
+
+
+def test_papers_outside_the_corpus_fields_are_summed_apart(tmp_path, capsys):
+    """A systems paper beside an ML one: `all` sums both, `in field` only the ML one, and says whom it left out."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"id": "x1", "title": "Spherical convolutions and their application in molecular "
+                                  "modelling"}) + "\n", encoding="utf-8")
+    out = tmp_path / "results"
+    assert main(["bench", "coverage", "--from-latex", str(REAL / "iclr2020-deepsphere"), str(REAL / "usenix2023-logpedia"),
+                 "--corpus", str(corpus), "--out", str(out)]) == 0
+    assert "in field (1)" in capsys.readouterr().out
+    (result,) = [json.loads(p.read_text()) for p in out.glob("coverage-*.json")]
+    ml = next(p for p in result["projects"] if p["name"] == "iclr2020-deepsphere")
+    assert result["in_field"]["left_out"] == ["usenix2023-logpedia"] and result["in_field"]["projects"] == 1
+    assert result["in_field"]["in_bib"] == ml["in_bib"] == 30 and result["in_field"]["held_total"] == 1
+    assert result["total"]["in_bib"] > 30 and abs(result["in_field"]["coverage"] - 1 / 30) < 1e-9
 
 
 def _project_coverage(tmp_path: Path, project: str, rows: list[dict]) -> dict:

@@ -17,6 +17,7 @@ from ...retrieval.retriever import Retriever
 from ...types import text_hash
 from ...index.papers import Paper
 from ..harness.results import print_table, write_result
+from ..harness.real_papers import REAL
 from ...llm.base import LLMUnavailable
 from ...llm import select  # `select.make_llm` at call time: tests and benches put their own LLM there
 
@@ -184,10 +185,6 @@ def load_out_of_field(held_venues, per_venue: int = 30, path: Path = ACM_CR) -> 
     return [x for v in sorted(by_venue) for x in rng.sample(by_venue[v], min(per_venue, len(by_venue[v])))]
 
 
-REAL = Path(__file__).resolve().parents[2] / "tests" / "data" / "real"
-# the papers of tests/data/real from fields no proceedings corpus of peerlint holds (systems, PL, astrophysics)
-REAL_OUT_OF_FIELD = ("acmart2025-megatron", "cug2025-ebpf", "pldi2025-parallel-abstractions", "sosp2023-approximate-lsm",
-                     "thesis2024-xray-spectroscopy", "usenix2023-logpedia", "usenix2024-networked-enclaves")
 
 
 def real_papers(root: Path = REAL) -> list[tuple[str, Path]]:
