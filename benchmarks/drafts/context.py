@@ -17,7 +17,6 @@ from ...retrieval.retriever import Retriever
 from ...types import text_hash
 from ...index.papers import Paper
 from ..harness.results import print_table, write_result
-from ..harness.real_papers import REAL
 from ...llm.base import LLMUnavailable
 from ...llm import select  # `select.make_llm` at call time: tests and benches put their own LLM there
 
@@ -183,17 +182,6 @@ def load_out_of_field(held_venues, per_venue: int = 30, path: Path = ACM_CR) -> 
                     OutOfField(d["id"], d["venue"], OUT_OF_FIELD[d["venue"]], d["abstract"]))
     rng = random.Random(0)
     return [x for v in sorted(by_venue) for x in rng.sample(by_venue[v], min(per_venue, len(by_venue[v])))]
-
-
-
-
-def real_papers(root: Path = REAL) -> list[tuple[str, Path]]:
-    """(folder, root file) of every paper of tests/data/real, read from its README's table."""
-    import re
-
-    table = (root / "README.md").read_text(encoding="utf-8") if (root / "README.md").is_file() else ""
-    found = re.findall(r"^\| `([\w.-]+)` \|[^|\n]*\|[^|\n]*\| `([^`]+)` \|", table, re.M)
-    return [(folder, root / folder / file) for folder, file in found if (root / folder / file).is_file()]
 
 
 def load_fortunes() -> tuple[list[str], str]:

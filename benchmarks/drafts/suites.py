@@ -40,9 +40,9 @@ from ...settings import Settings
 from ..harness.decisions import decision as conference_decision
 from ..harness.decisions import with_decisions
 from ..harness.holdout import Holdout, assert_no_leak, record_of
-from ..harness.real_papers import REAL_OUT_OF_FIELD
+from ..harness.real_papers import REAL_OUT_OF_FIELD, real_papers
 from .context import (
-    ACM_CR, ARXIVEDITS, Bench, BenchError, load_fortunes, load_out_of_field, log, stable_split, real_papers,
+    ACM_CR, ARXIVEDITS, Bench, BenchError, load_fortunes, load_out_of_field, log, stable_split,
 )
 from .metrics import PREVALENCES, auroc, flag_rates, spearman, win_rate
 from .revisions import EDITED_PARAGRAPHS, EditPair, diff_suite, editor_latency, fit_and_measure, load_pairs
