@@ -157,6 +157,14 @@ def cmd_check(args) -> int:
     if args.rounds < 0 or args.k < 1:
         raise UserError("--rounds must be 0 or more and -k at least 1")
     found = _read(args.file)
+    if not found.ideas:  # nothing to check: answer before opening the index or loading a model
+        if args.json:
+            print(json.dumps({"file": str(args.file), "skipped": found.skipped, "ideas": []}))
+        else:
+            print("no ideas to check")
+            if found.skipped:
+                print(f"{sum(found.skipped.values())} ideas skipped ({', '.join(found.skipped)})", file=sys.stderr)
+        return 0
     index = _index(args.index, True)
     llm = _llm(args, args.backend != "auto")
     floor = nova_check.DEFAULT_FLOOR if args.floor is None else args.floor
@@ -168,7 +176,7 @@ def cmd_check(args) -> int:
             print(f"\rchecking: {n}/{len(found.ideas)}", end="", file=sys.stderr, flush=True)
         verdicts.append((idea, nova_check.check_idea(idea.text, retriever, llm, rounds=args.rounds, k=args.k,
                                                      floor=floor, same_above=same, judge=args.judge)))
-    if sys.stderr.isatty() and found.ideas:
+    if sys.stderr.isatty():
         print("", file=sys.stderr)
     if args.json:
         print(json.dumps({"file": str(args.file), "skipped": found.skipped,
@@ -181,12 +189,9 @@ def cmd_check(args) -> int:
         papers = "; ".join(h.label() + f" {h.similarity:.2f}" for h in v.offending[:2])
         more = f" +{len(v.offending) - 2}" if len(v.offending) > 2 else ""
         rows.append([_where(idea), v.label, closest, idea.label[:40], papers + more])
-    if rows:
-        print(format_table(rows, ["line", "verdict", "closest", "idea", "already in"]))
-    else:
-        print("no ideas to check")
+    print(format_table(rows, ["line", "verdict", "closest", "idea", "already in"]))
     tally = dict.fromkeys(("asked", "yes", "duplicate", "below_floor", "unparsed", "timeout", "error", "plan_unparsed",
-                           "plan_timeout"), 0)  # all zero when the file holds no idea
+                           "plan_timeout"), 0)
     for _, v in verdicts:
         for key in tally:
             tally[key] += v.counts.get(key, 0)
