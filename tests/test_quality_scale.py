@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import REPO
-from peerlint.analyzers.drafts.scale import ANY_KIND, KINDS, SCALE_FILE, load_scale, section_kind
+from peerlint.analyzers.drafts.scale import ANY_KIND, KINDS, SCALE_FILE, SURFACE, load_scale, section_kind, surface_features
 from peerlint.benchmarks.drafts.degrade import ALL_KINDS, LEXICONS, degrade
 from peerlint.benchmarks.drafts.scale_data import SECTIONS_FILE, read_sections
 
@@ -121,3 +121,20 @@ def test_the_bench_scores_only_papers_the_scale_never_saw(sections):
     same = {"scale": 5.0, "today": 5.0, "length": 5.0, "typo count": 5.0}
     records = [{"split": "test", "published": same, **{k: same for k in ALL_KINDS}}]
     assert all(row[3:] == [0.0] * 4 for row in degraded_rows(records) if row[0] == "ACLSum test")
+
+
+def test_abbreviations_start_no_sentence_in_lower_case(scale, vector_index):
+    """"e.g. pytorch_model.bin" is not a sentence starting with "pytorch": a 2025 paper's two-sentence
+    "Model Details" paragraph scored 2.2/10 when the lower-case share counted it as one."""
+    lower = SURFACE.index("sentences starting in lower case")
+    prose = ("We use GPT-2 (e.g. pytorch_model.bin). Smith et al. show this, cf. the appendix, i.e. the "
+             "tables. [math] is small, w.r.t. the norm. Results follow.")
+    assert surface_features(prose, scale.vocabulary)[lower] == 0.0
+    careless = "we use GPT-2. the model is small. It works."
+    assert surface_features(careless, scale.vocabulary)[lower] == pytest.approx(2 / 3)
+    details = ("All experiments used the pretrained GPT-2 checkpoint from the Hugging Face Hub (model id gpt2), "
+               "which corresponds to the 124M-parameter GPT-2 released by OpenAI. The checkpoint comprises the "
+               "model weights (e.g. pytorch_model.bin or pytorch_model.safetensors), the model configuration "
+               "(config.json), and the tokenizer files (e.g. vocab.json, merges.txt, tokenizer_config.json).")
+    rated = scale.rate_section(vector_index.embed([details]), [details], "method")
+    assert rated.rating > 4.0, rated.phrase()

@@ -32,6 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from ..npz_file import load_npz, save_npz
+from ...sentences import sentence_starts
 
 SCALE_FILE = Path(__file__).with_name("data") / "quality_scale.npz"
 VERSION = 1
@@ -69,7 +70,7 @@ def section_kind(heading: str, chunk_kind: str = "paragraph") -> str:
 # -- surface features: what an uncased sentence embedding cannot see -----------------------------
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
-_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)([\"'(\[]?)([A-Za-z])")
+_PLACEHOLDER = re.compile(r"\[[a-z]+\]")  # the parser's "[math]", "[ref]", "[cite]": not a lower-case start
 # contractions and words with no scientific sense ("super linear", "cool down", "lots" are left out: an
 # ACL abstract's "super linear complexity" scored 1/10 with "super" here)
 _CONTRACTION = re.compile(r"\b\w+(?:n['’]t|['’](?:re|ll|ve|m|d))\b|\b(?:gonna|wanna|gotta|kinda|sorta|yeah|okay|"
@@ -111,8 +112,9 @@ def surface_features(text: str, vocabulary: frozenset[str]) -> np.ndarray:
     long_words = [part for w in words if not w[:1].isupper()  # names and acronyms are not typos
                   for part in w.lower().replace("’", "'").split("-") if len(part) >= 4 and "'" not in part]
     oov = sum(1 for w in long_words if likely_typo(w, vocabulary)) / max(len(long_words), 1)
-    starts = _SENTENCE_START.findall(text)
-    lower_start = sum(1 for _, c in starts if c.islower()) / max(len(starts), 1)
+    starts = [text[at:].lstrip("\"'(\u201c\u2018 ") for at in (0, *sentence_starts(text, any_case=True))]
+    letters = [s.lstrip("[")[0] for s in starts if s.lstrip("[")[:1].isalpha() and not _PLACEHOLDER.match(s)]
+    lower_start = sum(1 for c in letters if c.islower()) / max(len(letters), 1)
     colloquial = len(_CONTRACTION.findall(text)) / n
     first = len(re.findall(r"\bI\b|\bmy\b|\bme\b", text)) / n
     bangs = text.count("!") / max(len(starts), 1)

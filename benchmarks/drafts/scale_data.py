@@ -156,8 +156,11 @@ class CachedEmbed:
             part = todo[start:start + batch]
             for (k, _), v in zip(part, self.embedder.encode([t for _, t in part])):
                 self.vectors[k] = np.asarray(v, dtype=np.float32)
+            if len(todo) > batch:  # a long job: keep what is done and say how far it is
+                self.save()
+                self.log(f"scale: embedded {min(start + batch, len(todo))}/{len(todo)} new paragraphs")
+        if 0 < len(todo) <= batch:
             self.save()
-            self.log(f"scale: embedded {min(start + batch, len(todo))}/{len(todo)} new paragraphs")
         return np.stack([self.vectors[k] for k in keys]).astype(np.float64) if keys else np.zeros((0, 384))
 
     def save(self) -> None:
