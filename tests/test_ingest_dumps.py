@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 
 from peerlint.index.ingest.identity import normalise_arxiv_id, normalise_doi, normalise_title
+from peerlint.index.ingest.holdings import Holdings
+from peerlint.index.ingest.latex_sources import CitedWork
+from peerlint.index.papers import Paper
 from peerlint.index.ingest.load import CorpusError, load_papers, read_corpus
 from peerlint.index.ingest.openalex import abstract_from_inverted_index
 
@@ -239,3 +242,36 @@ def test_dumps_under_their_own_names(tmp_path):
     pretty.write_text('{\n  "id": "x",\n  "title": "T"\n}\n', encoding="utf-8")
     with pytest.raises(CorpusError, match=r"pretty.json holds no JSON lines: pass a \.jsonl"):
         load_papers([pretty])
+
+
+def test_titles_normalise_apostrophes_and_latex_accents():
+    # a .bib's "Don't" and a venue's "Don’t"; BibTeX's {\'e} and Unicode é
+    assert normalise_title("What They Don't Know?") == normalise_title("What They Don’t Know") == "what they dont know"
+    assert normalise_title("Poincar{\\'e} Wasserstein Autoencoder") == normalise_title("Poincaré Wasserstein Autoencoder")
+    assert normalise_title("Schr\\\"odinger bridges") == "schrodinger bridges"
+
+
+def test_holdings_match_a_reworded_title_but_not_a_sibling_paper():
+    """The surname + year step: a misspelt or shortened title is the same work; a first author's other
+    paper of that year, or another edition of a yearly report, is not (both were counted as held, and the
+    editor would have taken the sibling for a cited paper)."""
+    held = [Paper(id="p1", title="Long-form factuality in large language models", abstract="", authors=("Jerry Wei",), year=2024),
+            Paper(id="p2", title="Findings of the 2018 Conference on Machine Translation (WMT18)", abstract="",
+                  authors=("Ondřej Bojar",), year=2018),
+            Paper(id="p3", title="Retrieval Augmented Language Model Pre-Training", abstract="", authors=("Kelvin Guu",),
+                  year=2020),
+            Paper(id="p4", title="Categorical Reparameterization with Gumbel-Softmax", abstract="",
+                  authors=("Eric Jang",), year=2017),
+            Paper(id="p5", title="Large Language Models for Time Series: A Survey", abstract="",
+                  authors=("Xiyuan Zhang",), year=2024)]
+    holdings = Holdings(held)
+
+    def find(title: str, author: str, year: int):
+        match = holdings.find(CitedWork(key="k", title=title, authors=(author,), year=year))
+        return match and (match.method, match.paper_id)
+
+    assert find("Measuring short-form factuality in large language models", "Wei, Jason", 2024) is None
+    assert find("Findings of the 2017 Conference on Machine Translation (WMT17)", "Bojar, Ondrej", 2017) is None
+    assert find("Instruction Tuning for Large Language Models: A Survey", "Zhang, Shengyu", 2023) is None
+    assert find("REALM: Retrieval-Augmented Language Model Pre-Training", "Guu, Kelvin", 2020) == ("author-year", "p3")
+    assert find("Categorical Reparametrization with Gumble-Softmax", "Jang, Eric", 2016) == ("author-year", "p4")

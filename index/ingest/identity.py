@@ -69,12 +69,14 @@ def normalise_arxiv_id(value: str | None) -> str:
 
 
 def normalise_title(title: str | None) -> str:
-    """Lower-case ASCII words of a title: accents, LaTeX commands, braces and punctuation dropped, and
-    the "Position:" label of ICML's position-paper track (the arXiv version is titled without it)."""
+    """Lower-case ASCII words of a title: accents (Unicode or LaTeX's `\\'e`), LaTeX commands, braces and
+    punctuation dropped, an apostrophe inside a word too ("Don't" and "Don’t" are "dont"), and the
+    "Position:" label of ICML's position-paper track (the arXiv version is titled without it)."""
     if not title:
         return ""
-    text = re.sub(r"\\[a-zA-Z]+|[{}$]", "", title)
+    text = re.sub(r"\\[a-zA-Z]+|\\[\'\"`^~=.]|[{}$]", "", title)
     text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    text = re.sub(r"(?<=[A-Za-z])'(?=[A-Za-z])", "", text)
     text = re.sub(r"^\s*position\s*:\s*(?=\S)", "", text, flags=re.IGNORECASE)
     return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
 
