@@ -211,6 +211,16 @@ class VectorIndex:
                 out[lo:hi] = means / np.where(norms > 0, norms, 1.0)
         return out
 
+    def paper_vectors(self, papers: Sequence[int]) -> np.ndarray:
+        """`paper_matrix` rows of a few papers ((len(papers), dim), float32), read from their chunks alone."""
+        out = np.zeros((len(papers), self.vectors.shape[1]), dtype=np.float32)
+        for row, paper in enumerate(papers):
+            a, b = int(self.chunk_ptr[paper]), int(self.chunk_ptr[paper + 1])
+            if b > a:
+                mean = np.asarray(self.vectors.slice(a, b), dtype=np.float32).sum(axis=0)
+                out[row] = mean / (np.linalg.norm(mean) or 1.0)
+        return out
+
     def _lexical_problem(self) -> str | None:
         """Why this index cannot search by words (an index built before lexical search existed), or None."""
         try:

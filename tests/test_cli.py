@@ -55,6 +55,10 @@ def test_check_json_matches_text_output(index_path, tmp_path):
                               str(settings)).stdout)
     styled = [r for r in acl if r["kind"] == "summary"]
     assert styled[0]["venue"] == "ACL" and all(0.0 <= r["venue_style"] <= 1.0 for r in styled)
+    # each placed among the ACL papers nearest the section, and the line says so
+    assert all(r["venue_style_compared"] == 100 for r in styled)
+    lines = peerlint("check", "examples/draft.tex", "--index", str(index_path), "--settings", str(settings)).stdout
+    assert "ACL style: " in lines and "percentile of the 100 of its papers nearest in topic" in lines
 
 
 def test_search_with_filters(index_path):

@@ -9,7 +9,8 @@ import re
 import numpy as np
 import pytest
 
-from peerlint.analyzers.drafts.heads import LinearHead, VenueHead, paper_matrix
+from peerlint.analyzers.drafts.heads import MIN_TOPICAL, LinearHead, VenueHead, nearest_rows, paper_matrix
+from peerlint.index.papers import SearchFilter
 from peerlint.analyzers.drafts.scoring import SCALE, DraftScorer, aggregate, expected_score
 from peerlint.analyzers.drafts.text import prepare
 from peerlint.llm.base import (ChoiceScores, GenerateParams, LLMError, LLMUnavailable, LogLik, normalise_logprobs,
@@ -249,6 +250,25 @@ def test_cpu_heads_train_and_beat_chance_on_held_out_papers(vector_index):
     r = lin.rating(X[held])
     assert r.min() >= 1.0 and r.max() <= 10.0
     assert head.rating(X[test][:5], "ICLR").shape == (5,)
+
+
+def test_style_percentile_is_taken_among_the_venues_papers_on_the_topic(vector_index):
+    """The section summary's venue style: P(venue | text) placed among the venue's papers nearest the text
+    (the index's venue-filtered search), not all of them, where a topic another venue shares reads unlike it."""
+    X = paper_matrix(vector_index)
+    venues = np.array([str(v) for v in vector_index.venues])
+    head = VenueHead.train(X, venues)
+    iclr = np.flatnonzero(venues == "iclr")
+    found = [p for p, _, _ in vector_index.dense_ranked(X[iclr[0]], 30, SearchFilter(venues=("ICLR",)))]
+    assert len(found) == 30 and set(found) <= set(iclr.tolist()) and found[0] == iclr[0]
+    assert np.allclose(vector_index.paper_vectors(found), X[found], atol=1e-3)  # the same vectors the head learnt
+    sample = iclr[:60]
+    near = nearest_rows(X[iclr], X[sample], MIN_TOPICAL + 1)
+    assert [iclr[n[0]] for n in near] == sample.tolist()  # each paper is its own nearest: left out below
+    topical = head.topical_percentiles(X[sample], "ICLR", [X[iclr[n[1:]]] for n in near])
+    assert ((topical >= 0) & (topical <= 1)).all() and 0.25 < np.median(topical) < 0.75
+    few = head.topical_percentiles(X[sample[:3]], "ICLR", [X[sample[:5]]] * 3)  # under MIN_TOPICAL: all papers
+    assert np.allclose(few, head.own["iclr"].percentile(head.probs(X[sample[:3]])[:, head.venue_index("ICLR")]))
 
 
 def test_a_venue_head_learnt_from_rows_in_place_is_the_head_learnt_from_their_copy(vector_index, monkeypatch):

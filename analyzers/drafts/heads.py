@@ -181,6 +181,23 @@ class VenueHead:
     def predict(self, X: np.ndarray) -> list[str]:
         return [self.classes[i] for i in np.argmax(self.logits(X), axis=1)]
 
+    def topical_percentiles(self, X: np.ndarray, venue: str, neighbours: Sequence[np.ndarray]) -> np.ndarray:
+        """Per row of X, the share of the venue's papers nearest it on topic (`neighbours[i]`: their
+        vectors) that read less like the venue than it does. Among all of the venue's papers a text on a
+        topic that another venue also covers reads unlike it: ICLR's own 2024–25 language-model papers sit
+        at a median 25th percentile of ICLR there (COLM takes their probability), the others at the 50th.
+        Rows with fewer than `MIN_TOPICAL` neighbours fall back to all of the venue's papers."""
+        i = self.venue_index(venue)
+        if i is None:
+            raise KeyError(venue)
+        p = self.probs(X)[:, i]
+        out = self.own[self.classes[i]].percentile(p)
+        for r, near in enumerate(neighbours):
+            if len(near) >= MIN_TOPICAL:
+                q = self.probs(near)[:, i]
+                out[r] = (np.sum(q < p[r]) + 0.5 * np.sum(q == p[r])) / len(q)
+        return out
+
     def venue_index(self, venue: str) -> int | None:
         lowered = [c.lower() for c in self.classes]
         return lowered.index(venue.lower()) if venue.lower() in lowered else None
@@ -222,6 +239,22 @@ def head_labels(venues: Sequence[str], statuses: Sequence[str]) -> list[str]:
 def index_head_labels(index) -> list[str]:
     """`head_labels` of an open index (`VectorIndex`)."""
     return head_labels(index.venues, index.statuses())
+
+
+TOPICAL_NEIGHBOURS = 100  # the venue's papers nearest a section that its style percentile is taken among
+MIN_TOPICAL = 20  # fewer found (a small venue behind a filtered graph search): all of the venue's papers
+
+
+def nearest_rows(V: np.ndarray, Q: np.ndarray, k: int = TOPICAL_NEIGHBOURS) -> list[np.ndarray]:
+    """For each row of Q, the indices of the k rows of V nearest it by cosine (unit vectors), best first:
+    the in-memory stand-in for a venue-filtered index search (benches, which hold the vectors)."""
+    out = []
+    for lo in range(0, len(Q), 256):
+        sims = np.asarray(Q[lo:lo + 256], dtype=np.float32) @ np.asarray(V, dtype=np.float32).T
+        k_ = min(k, sims.shape[1])
+        top = np.argpartition(-sims, k_ - 1, axis=1)[:, :k_] if k_ else np.zeros((len(sims), 0), dtype=int)
+        out += [row[np.argsort(-s[row])] for row, s in zip(top, sims)]
+    return out
 
 
 def paper_matrix(index) -> np.ndarray:

@@ -6,8 +6,9 @@ scorer, so a summary costs no LLM call and is ready with the fast tier:
 - quality: the section on the quality scale (`scale.py`): its paragraphs scored by a head trained on
   published vs degraded paragraphs, compared with published sections of its kind (introductions
   with introductions), 1–10 with the kind's median published section at 7;
-- venue style: where the section's mean vector falls among the target venue's own indexed papers by
-  P(venue | text) of the venue head (Between the Drafts' style aspect, peerlint's own scorer);
+- venue style: where the section's mean vector falls among the target venue's own indexed papers on
+  its topic (the 100 nearest it) by P(venue | text) of the venue head (Between the Drafts' style
+  aspect, peerlint's own scorer);
 - reads like: the venue the venue head finds most likely for the section, its probability calibrated
   on a held-out year (`venue_calibration`). A draft whose mean vector (all its judged paragraphs) is
   less similar to every indexed venue's centroid than all but 5% of held-out in-field abstracts reads
@@ -25,9 +26,10 @@ from typing import Sequence
 
 import numpy as np
 
+from ...index.papers import SearchFilter
 from ...locations import cache_root
 from .analyzer import compatible
-from .heads import VenueHead, paper_matrix, venue_head_for
+from .heads import MIN_TOPICAL, TOPICAL_NEIGHBOURS, VenueHead, paper_matrix, venue_head_for
 from .scale import ScaleRating, section_kind, shipped_scale
 from .venue_calibration import VenueCalibration, venue_calibration_for
 from .text import prepare
@@ -48,7 +50,7 @@ class SectionSummary:
     paragraphs: int
     quality: float | None  # 1–10
     venue: str  # the target venue ("" when none is set or guessed)
-    venue_style: float | None  # 0–1: share of the venue's own papers that read less like it
+    venue_style: float | None  # 0–1: share of the venue's own papers on the topic that read less like it
     reads_like: str  # the venue the section reads most like ("" without a venue head)
     reads_like_probability: float | None  # calibrated when the index has a calibration
     quality_scale: ScaleRating | None = None  # what the quality was compared with
@@ -56,6 +58,7 @@ class SectionSummary:
     nearest: str = ""  # the venue whose centroid is nearest to the whole draft
     similarity: float | None = None  # cosine of the draft's mean vector to that centroid
     typical: float | None = None  # what 9 in 10 held-out in-field abstracts reach
+    style_compared: int = 0  # the venue's papers nearest the section that venue_style is among (0: all of them)
 
     def to_json(self) -> dict:
         r = self.range
@@ -67,6 +70,7 @@ class SectionSummary:
                 **_scale_json(self.quality_scale),
                 "venue": display_venue(self.venue) if self.venue else "",
                 "venue_style": None if self.venue_style is None else round(self.venue_style, 3),
+                "venue_style_compared": self.style_compared,
                 "reads_like": display_venue(self.reads_like) if self.reads_like else "",
                 "reads_like_probability": None if self.reads_like_probability is None
                 else round(self.reads_like_probability, 3),
@@ -80,8 +84,9 @@ class SectionSummary:
         if self.quality_scale is not None:
             parts.append(f"quality {self.quality_scale.phrase()}")
         if self.venue and self.venue_style is not None:
+            among = f"the {self.style_compared} of its papers nearest in topic" if self.style_compared else "its papers"
             parts.append(f"{display_venue(self.venue)} style: {ordinal(round(100 * self.venue_style))} percentile "
-                         "of its papers")
+                         f"of {among}")
         if self.far:
             parts.append(reads_unlike(self.nearest, self.similarity, self.typical))
         elif self.reads_like:
@@ -225,6 +230,7 @@ def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[Secti
         rated = (scale.rate_section(vecs, [c.text for c in group], section_kind(first.section, first.kind))
                  if scale is not None else None)
         style = reads = p_reads = None
+        compared = 0
         if venue_head is not None:
             probs = venue_head.probs(mean[None, :])[0]
             best = int(np.argmax(probs))
@@ -233,9 +239,11 @@ def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[Secti
                 p_reads = float(calibration.probs(venue_head, mean[None, :])[0, best])
             if column is not None:
                 name = venue_head.classes[column]
-                style = float(venue_head.own[name].percentile(probs[column]))
+                topical = [p for p, _, _ in index.dense_ranked(mean, TOPICAL_NEIGHBOURS, SearchFilter(venues=(name,)))]
+                style = float(venue_head.topical_percentiles(mean[None, :], name, [index.paper_vectors(topical)])[0])
+                compared = len(topical) if len(topical) >= MIN_TOPICAL else 0
         out.append(SectionSummary(first.section, first.uri, first.range, len(group),
                                   None if rated is None else rated.rating,
                                   venue_head.classes[column] if column is not None else venue, style, reads or "",
-                                  p_reads, rated, near.far, near.nearest, near.similarity, near.typical))
+                                  p_reads, rated, near.far, near.nearest, near.similarity, near.typical, compared))
     return out

@@ -26,7 +26,7 @@ from ...index.ingest.load import default_corpus_path, load_papers
 from . import suites as drafts_suites
 from .context import Bench, BenchError, log
 
-SUITES = ("consistency", "informal", "revisions", "diff", "venue", "acceptance", "latency", "scale")
+SUITES = ("consistency", "informal", "revisions", "diff", "venue", "style", "acceptance", "latency", "scale")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -14,6 +14,7 @@ year's NeurIPS/ICML papers), fluency (one log-likelihood per abstract) and their
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -23,8 +24,10 @@ from statistics import mean
 import numpy as np
 
 from ...analyzers.drafts.analyzer import Rated
-from ...analyzers.drafts.heads import (MIN_VENUE_SHARE, LinearHead, VenueHead, head_labels, load_register_head,
-                                      percentile_of, save_register_head)
+from ...analyzers.drafts.heads import (MIN_VENUE_SHARE, TOPICAL_NEIGHBOURS, LinearHead, VenueHead, head_labels,
+                                      load_register_head, nearest_rows, paper_matrix, percentile_of,
+                                      save_register_head, venue_head_for)
+from ...locations import cache_root
 from ...analyzers.drafts.quality import QualityAnalyzer
 from ...analyzers.drafts.summaries import ordinal, draft_nearness, sections_of
 from ...analyzers.drafts.venue_calibration import (FAR_PERCENTILE, ReliabilityBin, calibrate, ece, reliability,
@@ -265,6 +268,52 @@ def revisions(bench: Bench) -> None:
                                         f"heads and the revisions model trained on train.json ({len(train)} pairs)",
                                "llm_pairs": k, "fluency": fluency_info, "revisions_model": model_info},
                  tables, {"rows": rows, "per_intention": per_intent, "preferred": preferred, "model_rows": model_rows})
+
+
+STYLE_VENUES = {"ICLR": (2024, 2025), "NeurIPS": (2024, 2025), "ACL": (2023, 2024), "CVPR": (2024, 2025)}
+_LANGUAGE_MODELS = re.compile(r"language model|\bLLMs?\b")
+
+
+def style(bench: Bench) -> None:
+    """The section summary's venue-style percentile on each venue's own latest papers (800 drawn, each
+    left out of its own neighbours): placed among all of the venue's papers, a paper on a topic another
+    venue shares (language models: COLM) reads unlike its venue; among the 100 of the venue's papers
+    nearest in topic, as the summary now places it, it should not. The venue head is the editor's,
+    trained on the whole index these papers are in."""
+    index = bench.index
+    X = paper_matrix(index)
+    head = venue_head_for(index, cache_root(), matrix=lambda: X)
+    if head is None:
+        raise BenchError("the index gives no venue head")
+    rows, records = [], {}
+    for venue, years in STYLE_VENUES.items():
+        if head.venue_index(venue) is None:
+            continue
+        own = np.flatnonzero(np.array([v == venue.lower() for v in index.venues]))
+        recent = own[np.isin(index.years[own], years)]
+        if not len(recent):
+            continue
+        sample = np.random.default_rng(0).choice(recent, min(800, len(recent)), replace=False)
+        everywhere = head.own[head.classes[head.venue_index(venue)]].percentile(
+            head.probs(X[sample])[:, head.venue_index(venue)])
+        near = [own[n][own[n] != s][:TOPICAL_NEIGHBOURS] for n, s in zip(nearest_rows(X[own], X[sample], TOPICAL_NEIGHBOURS + 1), sample)]
+        topical = head.topical_percentiles(X[sample], venue, [X[n] for n in near])
+        lm = np.array([bool(_LANGUAGE_MODELS.search(f"{index.paper(int(j)).title} {index.paper(int(j)).abstract}"))
+                       for j in sample])
+        for topic, m in (("language models", lm), ("other topics", ~lm)):
+            if m.any():
+                row = [venue, f"{years[0]}–{years[1]}", topic, int(m.sum()), _r(np.median(everywhere[m])),
+                       _r(np.mean(everywhere[m] < 0.1)), _r(np.median(topical[m])), _r(np.mean(topical[m] < 0.1))]
+                rows.append(row)
+                records[f"{venue} {topic}"] = dict(zip(("venue", "years", "topic", "papers", "all_median", "all_below_10th",
+                                                        "topical_median", "topical_below_10th"), row))
+    bench.report("style", {"venues": STYLE_VENUES, "per_venue": 800, "seed": 0, "neighbours": TOPICAL_NEIGHBOURS,
+                           "topic": _LANGUAGE_MODELS.pattern},
+                 [("style: the venue's own latest papers placed by P(venue | text) among all of its papers vs among the "
+                   f"{TOPICAL_NEIGHBOURS} nearest in topic (a fair percentile: median 0.5, 0.1 below the 10th)",
+                   ["venue", "years", "topic", "papers", "all: median", "all: below 10th", "topical: median",
+                    "topical: below 10th"], rows)],
+                 {"rows": rows, "records": records})
 
 
 def scale(bench: Bench) -> None:
@@ -590,6 +639,13 @@ def venue(bench: Bench) -> None:
     style = {t: _operating_point(VenueStyleAnalyzer(), head.rating(Q[[v != t for v in truth]], t),
                                  head.rating(Q[[v == t for v in truth]], t))
              for t in venues if t in truth and t in head.classes and len(set(truth)) > 1}
+    def topical(t: str, rows: list[bool]) -> np.ndarray:  # the summary's rule: among the target's 100 nearest papers
+        Qs, Vt = Q[rows], V[labels == t]
+        return 1.0 + 9.0 * head.topical_percentiles(Qs, t, [Vt[n] for n in nearest_rows(Vt, Qs)])
+
+    style_topical = {t: _operating_point(VenueStyleAnalyzer(), topical(t, [v != t for v in truth]),
+                                         topical(t, [v == t for v in truth]))
+                     for t in style}
     calibration_tables, calibration = venue_calibration(bench, split, V, Q, head)
     years = sorted({p.year for p in test if p.year})
     by_year = [[str(y), sum(p.year == y for p in test)] + [
@@ -603,11 +659,14 @@ def venue(bench: Bench) -> None:
                    "percentile of the target's own papers, embedding scorer): the test abstracts of other venues should be "
                    "flagged, the target's own not", ["target"] + OPERATING_HEADERS[1:],
                    [_operating_row(t, r) for t, r in style.items()]),
+                  (f"venue: the same, the percentile taken among the target's {TOPICAL_NEIGHBOURS} training papers nearest each "
+                   "abstract (the section summary's rule)", ["target"] + OPERATING_HEADERS[1:],
+                   [_operating_row(t, r) for t, r in style_topical.items()]),
                   (f"venue: on the LLM's {len(llm_items)} papers, candidates {', '.join(trio)}",
                    ["method", "papers", "accuracy"], sub_rows),
                   ("venue: mean LLM style score, true venue (rows) vs reference venue (columns)", ["true venue"] + trio, matrix)]
                  + calibration_tables,
-                 {**calibration, "rows": rows, "by_year": by_year, "off_venue_style": style, "llm_rows": sub_rows, "llm_matrix": matrix, "llm_scores": llm_scores,
+                 {**calibration, "rows": rows, "by_year": by_year, "off_venue_style": style, "off_venue_style_topical": style_topical, "llm_rows": sub_rows, "llm_matrix": matrix, "llm_scores": llm_scores,
                   "train_excludes": {**split.train_excludes, "llm_rag_excludes_ids": len(rag_excluded),
                                     "calibration_head_excludes_years": calibration["calibration"]["excluded_years"]}})
 
