@@ -28,6 +28,7 @@ import numpy as np
 
 from ...index.papers import SearchFilter
 from ...locations import cache_root
+from ...lru import LRU
 from .analyzer import compatible
 from .heads import MIN_TOPICAL, TOPICAL_NEIGHBOURS, VenueHead, paper_matrix, venue_head_for
 from .scale import ScaleRating, section_kind, shipped_scale
@@ -205,6 +206,9 @@ def draft_nearness(calibration, vectors: np.ndarray) -> Nearness:
     return Nearness(calibration.far(float(sims[0])), names[0], float(sims[0]), calibration.typical)
 
 
+_NEIGHBOURS = LRU(512)  # (index build, venue, a section's chunk hashes) -> the venue's papers nearest it
+
+
 def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[SectionSummary]:
     """The summary of every section of `chunks` (empty without a retriever)."""
     if retriever is None:
@@ -220,12 +224,22 @@ def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[Secti
     venue_head, calibration = venue_style(index)
     column = venue_head.venue_index(venue) if venue_head is not None and venue else None
     near = draft_nearness(calibration, vectors)
-    out, start = [], 0
-    for group in groups:
-        vecs = vectors[start:start + len(group)]
-        start += len(group)
-        mean = vecs.mean(axis=0)
-        mean = mean / (np.linalg.norm(mean) or 1.0)
+    bounds = np.cumsum([0] + [len(g) for g in groups])
+    means = np.stack([vectors[a:b].mean(axis=0) for a, b in zip(bounds, bounds[1:])])
+    means /= np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-12)
+    topical: list[list[int]] = [[] for _ in groups]
+    if column is not None:  # the venue's papers nearest each section: searched for the sections that changed, at once
+        keys = [(str(index.build), venue_head.classes[column], tuple(c.hash for c in g)) for g in groups]
+        todo = [n for n, key in enumerate(keys) if key not in _NEIGHBOURS]
+        if todo:
+            found = index.dense_ranked_many(means[todo], TOPICAL_NEIGHBOURS,
+                                            SearchFilter(venues=(venue_head.classes[column],)))
+            for n, hits in zip(todo, found):
+                _NEIGHBOURS.put(keys[n], [p for p, _, _ in hits])
+        topical = [_NEIGHBOURS.get_or(key, list) for key in keys]
+    out = []
+    for n, group in enumerate(groups):
+        vecs, mean = vectors[bounds[n]:bounds[n + 1]], means[n]
         first = group[0]
         rated = (scale.rate_section(vecs, [c.text for c in group], section_kind(first.section, first.kind))
                  if scale is not None else None)
@@ -239,9 +253,8 @@ def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[Secti
                 p_reads = float(calibration.probs(venue_head, mean[None, :])[0, best])
             if column is not None:
                 name = venue_head.classes[column]
-                topical = [p for p, _, _ in index.dense_ranked(mean, TOPICAL_NEIGHBOURS, SearchFilter(venues=(name,)))]
-                style = float(venue_head.topical_percentiles(mean[None, :], name, [index.paper_vectors(topical)])[0])
-                compared = len(topical) if len(topical) >= MIN_TOPICAL else 0
+                style = float(venue_head.topical_percentiles(mean[None, :], name, [index.paper_vectors(topical[n])])[0])
+                compared = len(topical[n]) if len(topical[n]) >= MIN_TOPICAL else 0
         out.append(SectionSummary(first.section, first.uri, first.range, len(group),
                                   None if rated is None else rated.rating,
                                   venue_head.classes[column] if column is not None else venue, style, reads or "",
