@@ -196,30 +196,24 @@ class VectorIndex:
         """One unit vector per paper, the mean of its chunk vectors ((papers, dim), computed in float32 and
         stored as `dtype`); the float16 rows are read a block of papers at a time, so a 274k-chunk index
         needs ~10 MB beside the result."""
-        n, dim = len(self.ids), self.vectors.shape[1]
-        out = np.zeros((n, dim), dtype=dtype)
+        n = len(self.ids)
+        out = np.zeros((n, self.vectors.shape[1]), dtype=dtype)
         ptr = self.chunk_ptr
         for lo in range(0, n, block):
             hi = min(n, lo + block)
             a, b = int(ptr[lo]), int(ptr[hi])
             if b > a:
-                has = ptr[lo + 1:hi + 1] > ptr[lo:hi]  # papers without chunks stay zero
-                rows = np.asarray(self.vectors.slice(a, b), dtype=np.float32)
-                means = np.zeros((hi - lo, dim), dtype=np.float32)
-                means[has] = np.add.reduceat(rows, (ptr[lo:hi] - a)[has], axis=0)
-                norms = np.linalg.norm(means, axis=1, keepdims=True)
-                out[lo:hi] = means / np.where(norms > 0, norms, 1.0)
+                out[lo:hi] = _unit_means(np.asarray(self.vectors.slice(a, b), dtype=np.float32), ptr[lo + 1:hi + 1] - ptr[lo:hi])
         return out
 
     def paper_vectors(self, papers: Sequence[int]) -> np.ndarray:
         """`paper_matrix` rows of a few papers ((len(papers), dim), float32), read from their chunks alone."""
-        out = np.zeros((len(papers), self.vectors.shape[1]), dtype=np.float32)
-        for row, paper in enumerate(papers):
-            a, b = int(self.chunk_ptr[paper]), int(self.chunk_ptr[paper + 1])
-            if b > a:
-                mean = np.asarray(self.vectors.slice(a, b), dtype=np.float32).sum(axis=0)
-                out[row] = mean / (np.linalg.norm(mean) or 1.0)
-        return out
+        papers = np.asarray(papers, dtype=np.int64)
+        starts, stops = self.chunk_ptr[papers], self.chunk_ptr[papers + 1]
+        if not len(papers) or not (stops > starts).any():
+            return np.zeros((len(papers), self.vectors.shape[1]), dtype=np.float32)
+        keys = np.concatenate([np.arange(a, b) for a, b in zip(starts, stops)])
+        return _unit_means(np.asarray(self.vectors[keys], dtype=np.float32), stops - starts)
 
     def _lexical_problem(self) -> str | None:
         """Why this index cannot search by words (an index built before lexical search existed), or None."""
@@ -456,6 +450,17 @@ class VectorIndex:
 
 
 COLUMN_BLOCK = 65_536  # rows converted at a time: numpy per block, not a Python call per value
+
+
+def _unit_means(rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The mean of each run of `counts[i]` consecutive `rows`, scaled to unit length; a run of none is zeros."""
+    out = np.zeros((len(counts), rows.shape[1]), dtype=np.float32)
+    has = counts > 0
+    if has.any():
+        out[has] = np.add.reduceat(rows, np.concatenate([[0], np.cumsum(counts)[:-1]])[has], axis=0)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        out /= np.where(norms > 0, norms, 1.0)
+    return out
 
 
 def _columns(db: sqlite3.Connection, sql: str, dtype, count: int, width: int) -> np.ndarray:

@@ -9,7 +9,8 @@ import re
 import numpy as np
 import pytest
 
-from peerlint.analyzers.drafts.heads import MIN_TOPICAL, LinearHead, VenueHead, nearest_rows, paper_matrix
+from peerlint.analyzers.drafts.heads import MIN_TOPICAL, LinearHead, VenueHead, paper_matrix
+from peerlint.benchmarks.index.synthetic import exact_top_k
 from peerlint.index.papers import SearchFilter
 from peerlint.analyzers.drafts.scoring import SCALE, DraftScorer, aggregate, expected_score
 from peerlint.analyzers.drafts.text import prepare
@@ -263,7 +264,7 @@ def test_style_percentile_is_taken_among_the_venues_papers_on_the_topic(vector_i
     assert len(found) == 30 and set(found) <= set(iclr.tolist()) and found[0] == iclr[0]
     assert np.allclose(vector_index.paper_vectors(found), X[found], atol=1e-3)  # the same vectors the head learnt
     sample = iclr[:60]
-    near = nearest_rows(X[iclr], X[sample], MIN_TOPICAL + 1)
+    near = exact_top_k(X[iclr], X[sample], MIN_TOPICAL + 1)[0]
     assert [iclr[n[0]] for n in near] == sample.tolist()  # each paper is its own nearest: left out below
     topical = head.topical_percentiles(X[sample], "ICLR", [X[iclr[n[1:]]] for n in near])
     assert ((topical >= 0) & (topical <= 1)).all() and 0.25 < np.median(topical) < 0.75

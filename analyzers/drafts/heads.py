@@ -245,18 +245,6 @@ TOPICAL_NEIGHBOURS = 100  # the venue's papers nearest a section that its style 
 MIN_TOPICAL = 20  # fewer found (a small venue behind a filtered graph search): all of the venue's papers
 
 
-def nearest_rows(V: np.ndarray, Q: np.ndarray, k: int = TOPICAL_NEIGHBOURS) -> list[np.ndarray]:
-    """For each row of Q, the indices of the k rows of V nearest it by cosine (unit vectors), best first:
-    the in-memory stand-in for a venue-filtered index search (benches, which hold the vectors)."""
-    out = []
-    for lo in range(0, len(Q), 256):
-        sims = np.asarray(Q[lo:lo + 256], dtype=np.float32) @ np.asarray(V, dtype=np.float32).T
-        k_ = min(k, sims.shape[1])
-        top = np.argpartition(-sims, k_ - 1, axis=1)[:, :k_] if k_ else np.zeros((len(sims), 0), dtype=int)
-        out += [row[np.argsort(-s[row])] for row, s in zip(top, sims)]
-    return out
-
-
 def paper_matrix(index) -> np.ndarray:
     """One normalised vector per indexed paper: the mean of its chunk vectors (`VectorIndex.paper_matrix`)."""
     return index.paper_matrix()

@@ -25,7 +25,7 @@ import numpy as np
 
 from ...analyzers.drafts.analyzer import Rated
 from ...analyzers.drafts.heads import (MIN_VENUE_SHARE, TOPICAL_NEIGHBOURS, LinearHead, VenueHead, head_labels,
-                                      load_register_head, nearest_rows, paper_matrix, percentile_of,
+                                      load_register_head, paper_matrix, percentile_of,
                                       save_register_head, venue_head_for)
 from ...locations import cache_root
 from ...analyzers.drafts.quality import QualityAnalyzer
@@ -44,6 +44,7 @@ from ..harness.decisions import decision as conference_decision
 from ..harness.decisions import with_decisions
 from ..harness.holdout import Holdout, assert_no_leak, record_of
 from ..harness.real_papers import REAL_OUT_OF_FIELD, real_papers
+from ..index.synthetic import exact_top_k
 from .context import (
     ACM_CR, ARXIVEDITS, Bench, BenchError, load_fortunes, load_out_of_field, log, stable_split,
 )
@@ -294,9 +295,10 @@ def style(bench: Bench) -> None:
         if not len(recent):
             continue
         sample = np.random.default_rng(0).choice(recent, min(800, len(recent)), replace=False)
-        everywhere = head.own[head.classes[head.venue_index(venue)]].percentile(
-            head.probs(X[sample])[:, head.venue_index(venue)])
-        near = [own[n][own[n] != s][:TOPICAL_NEIGHBOURS] for n, s in zip(nearest_rows(X[own], X[sample], TOPICAL_NEIGHBOURS + 1), sample)]
+        column = head.venue_index(venue)
+        everywhere = head.own[head.classes[column]].percentile(head.probs(X[sample])[:, column])
+        found = exact_top_k(X[own], X[sample], TOPICAL_NEIGHBOURS + 1)[0]  # each paper is its own nearest: left out
+        near = [own[n][own[n] != s][:TOPICAL_NEIGHBOURS] for n, s in zip(found, sample)]
         topical = head.topical_percentiles(X[sample], venue, [X[n] for n in near])
         lm = np.array([bool(_LANGUAGE_MODELS.search(f"{index.paper(int(j)).title} {index.paper(int(j)).abstract}"))
                        for j in sample])
@@ -641,7 +643,7 @@ def venue(bench: Bench) -> None:
              for t in venues if t in truth and t in head.classes and len(set(truth)) > 1}
     def topical(t: str, rows: list[bool]) -> np.ndarray:  # the summary's rule: among the target's 100 nearest papers
         Qs, Vt = Q[rows], V[labels == t]
-        return 1.0 + 9.0 * head.topical_percentiles(Qs, t, [Vt[n] for n in nearest_rows(Vt, Qs)])
+        return 1.0 + 9.0 * head.topical_percentiles(Qs, t, [Vt[n] for n in exact_top_k(Vt, Qs, TOPICAL_NEIGHBOURS)[0]])
 
     style_topical = {t: _operating_point(VenueStyleAnalyzer(), topical(t, [v != t for v in truth]),
                                          topical(t, [v == t for v in truth]))

@@ -100,6 +100,11 @@ def _index(path: Path | None, required: bool):
         return None
 
 
+def _skipped(found) -> str:
+    """What `ideas check` says of the file's entries it could not read as ideas."""
+    return f"{sum(found.skipped.values())} ideas skipped ({', '.join(found.skipped)})"
+
+
 def _where(idea) -> str:
     return f"{idea.line}" if idea.line else idea.id
 
@@ -163,7 +168,7 @@ def cmd_check(args) -> int:
         else:
             print("no ideas to check")
             if found.skipped:
-                print(f"{sum(found.skipped.values())} ideas skipped ({', '.join(found.skipped)})", file=sys.stderr)
+                print(_skipped(found), file=sys.stderr)
         return 0
     index = _index(args.index, True)
     llm = _llm(args, args.backend != "auto")
@@ -201,7 +206,7 @@ def cmd_check(args) -> int:
           f"{tally['duplicate']} at similarity >= {same if same is not None else '-'}, {tally['below_floor']} below "
           f"{floor:.2f}; {tally['unparsed']} unparsed, {tally['timeout']} timeouts, {tally['error']} errors; "
           f"plans: {tally['plan_unparsed']} unparsed, {tally['plan_timeout']} timeouts"
-          + (f"; {sum(found.skipped.values())} ideas skipped ({', '.join(found.skipped)})" if found.skipped else ""),
+          + (f"; {_skipped(found)}" if found.skipped else ""),
           file=sys.stderr)
     return 0
 
