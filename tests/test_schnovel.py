@@ -295,3 +295,35 @@ def test_a_novelty_model_not_yet_fitted_for_an_index_build_is_known_before_the_c
     assert not calibrated(vector_index, tmp_path)
     rows.unlink()  # a cache missing a part is fitted again on the next check
     assert not calibrated(vector_index, tmp_path)
+
+
+class _Says:
+    """An LLM that answers `text` to every prompt."""
+
+    name = model = "says"
+
+    def __init__(self, text):
+        self.text = text
+
+    def generate(self, prompt, params=None):
+        return self.text
+
+
+def test_a_justification_that_says_too_little_gives_way_to_the_evidence():
+    """SmolLM2 sometimes answers the novelty prompt with "Shorten the first sentence.": the editor shows
+    what the retrieved papers say instead, and the note says why; a real paragraph is kept as it came."""
+    from peerlint.analyzers.novelty.check import justify
+    from peerlint.analyzers.novelty.model import Neighbourhood
+    from peerlint.index.papers import Hit, Paper
+    from peerlint.retrieval.retriever import HitView
+
+    hits = (Hit(Paper("p1", "Hierarchical Attention Networks for Document Classification", "We rate reviews.",
+                      venue="NAACL", year=2016), 0.71),
+            Hit(Paper("p2", "Review Rating Prediction", "We predict ratings.", venue="ACL", year=2014), 0.64))
+    views, nb = [HitView.of(h) for h in hits], Neighbourhood(None, hits)
+    text, note = justify(_Says("Shorten the first sentence."), "We rate reviews hierarchically.", views, nb, 0.4, 40)
+    assert "Hierarchical Attention Networks for Document Classification" in text and "NAACL 2016" in text
+    assert "2015" in text and "0.71" in text and "said too little" in note and "Shorten" in note
+    good = ("The passage applies hierarchical attention to review rating, which the NAACL 2016 paper already "
+            "does for documents; its contribution is the venue-level aggregation.")
+    assert justify(_Says(good), "We rate reviews hierarchically.", views, nb, 0.4, 40) == (good, "")

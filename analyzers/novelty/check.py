@@ -26,6 +26,7 @@ from ..drafts.text import split_injection
 from ..prompt_files import clip, load_prompt
 
 JUSTIFICATION_TOKENS = 100
+MIN_JUSTIFICATION_WORDS = 8  # fewer is no justification: a small model's "Shorten the first sentence."
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,22 @@ def justify(llm, text: str, views: Sequence[HitView], nb: Neighbourhood, score: 
         out = llm.generate(user, GenerateParams(system=prompt.sections["system"], max_tokens=max_tokens))
     except LLMError as exc:
         return "", f"the LLM could not justify the score ({exc})"
-    return tidy_paragraph(out), ""
+    answer = tidy_paragraph(out)
+    if len(answer.split()) >= MIN_JUSTIFICATION_WORDS:
+        return answer, ""
+    return evidence_summary(views, nb), f"the LLM's answer said too little ({answer or 'nothing'!r}): the evidence instead"
+
+
+def evidence_summary(views: Sequence[HitView], nb: Neighbourhood) -> str:
+    """What the retrieved evidence says, in words, where the LLM gave no usable justification."""
+    if not views:
+        return "No indexed paper is close to this passage, so nothing in the index repeats it."
+    top = views[0]
+    where = " ".join(str(x) for x in (top.venue, top.year) if x)
+    close = "closely repeats" if top.similarity >= 0.85 else "is nearest to" if top.similarity >= 0.6 else "is only loosely related to"
+    year = f" published on average in {nb.mean_year:.0f}" if nb.mean_year is not None else ""
+    return (f"The passage {close} \"{top.title}\" ({where}, similarity {top.similarity:.2f}); its {len(views)} "
+            f"nearest papers were{year}, with mean similarity {nb.mean_similarity:.2f}.")
 
 
 def tidy_paragraph(text: str) -> str:
