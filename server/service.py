@@ -27,7 +27,7 @@ from ..analyzers.prior_work import sec_related, with_provenance
 from ..analyzers.project_check import judged_with, prepare
 from ..index.build import build_index
 from ..locations import cache_root
-from ..index.ingest.load import default_corpus_path, load_papers
+from ..index.ingest.load import default_corpus_paths, load_papers
 from ..latex.bibliography import BibEntry
 from ..latex.parse import LineIndex, line_index, selection_chunk
 from ..latex.wall import ProjectWall
@@ -424,7 +424,7 @@ class Service:
 
     def rebuild_index(self) -> dict:
         """Rebuild from the corpus the current index was built from (the shipped one by default)."""
-        sources: list = [default_corpus_path()]
+        sources: list = default_corpus_paths()
         opened = self.checker.opened_retriever
         if opened is not None and opened.index.manifest.sources:
             sources = [Path(s) for s in opened.index.manifest.sources]

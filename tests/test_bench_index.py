@@ -68,6 +68,8 @@ def test_the_acm_check_scores_int8_stored_documents_beside_float_on_all_and_dev_
     docs /= np.linalg.norm(docs, axis=1, keepdims=True)
     stored = stored_as_int8(docs)
     assert stored.dtype == np.float32 and float(np.min((stored * docs).sum(1))) > 0.998
+    coarse = stored_as_int8(docs, 15)  # the journals supplement's rows: 4 bits' worth, further from float
+    assert 0.98 < float(np.min((coarse * docs).sum(1))) < float(np.min((stored * docs).sum(1)))
     citing = [f"paper-{i}" for i in range(40)]
     wanted = [{f"d{i}", f"d{i + 1}"} for i in range(40)]
     vectors = {f"doc {i}": docs[i] for i in range(400)}
@@ -77,5 +79,6 @@ def test_the_acm_check_scores_int8_stored_documents_beside_float_on_all_and_dev_
     result = recall_at_50(lambda texts: np.stack([vectors[t] / np.linalg.norm(vectors[t]) for t in texts]), data)
     storage = result["int8_storage"]
     assert result["paper"]["recall_at_50"] == storage["all"]["paper"]["recall_at_50"] == 1.0
+    assert result["supplement_storage"]["levels"] == 15 and set(result["supplement_storage"]) == {"levels", "all", "dev"}
     assert storage["dev"]["paper"]["queries"] + storage["dev"]["context"]["queries"] == sum(
         split_of(p) == "dev" for p in citing) < 40

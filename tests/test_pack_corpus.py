@@ -5,6 +5,9 @@
 - paperlists/acl/acl2021.json: two ACL 2021 records (commit a197245);
 - mlanthology/data/papers/iclr-2018.json.gz: four records of rbnyng/mlanthology (commit 4cd408c), three of
   them the same papers as paperlists' accepted ones;
+- mlanthology/data/papers/jmlr-2003.json.gz and data/legacy/neco-legacy.jsonl.gz: the first three JMLR
+  2003 and the first two Neural Computation records of rbnyng/mlanthology (commit 4cd408c), for the
+  journals supplement;
 - anthology/data/xml/2021.acl.xml: four papers of acl-org/acl-anthology's 2021.acl.xml (CC BY 4.0; via the
   yhamidullah/acl-anthology fork, commit e56721e), with <tex-math>, <i> and <b> in abstracts.
 """
@@ -223,3 +226,27 @@ def test_previous_corpus_records_stay_under_their_ids_and_win_over_duplicates(bu
     assert main(["--paperlists", str(DATA / "paperlists"), "--previous", str(tmp_path / "empty"),
                  "--out", str(tmp_path / "x.jsonl")]) == 2
     assert "no *.jsonl files" in capsys.readouterr().err
+
+
+def test_journals_supplement_reads_every_year_and_drops_what_the_corpus_holds(tmp_path):
+    """`--journals … --beside CORPUS`: the journals of rbnyng/mlanthology, every year (Neural Computation's
+    1989 too), without the papers the corpus beside it already holds (here by normalised title); the
+    conference source never reads the journal files."""
+    journals = build([("journals", DATA / "mlanthology")], warn=lambda message: pytest.fail(message))
+    assert {(r["venue"], r["year"]) for r in journals.records} == {("JMLR", 2003), ("Neural Computation", 1989)}
+    ids = sorted(r["id"] for r in journals.records)  # mlanthology's bibtex keys, as for its conference papers
+    assert len(ids) == 5 and "christensen2003jmlr-designing" in ids and sum("1989neco-" in i for i in ids) == 2
+    conferences = build([("mlanthology", DATA / "mlanthology")], warn=lambda message: pytest.fail(message))
+    assert {r["venue"] for r in conferences.records} == {"ICLR"}
+    held = dict(journals.records[0], id="elsewhere-1", title=journals.records[0]["title"].upper() + ".")
+    beside = tmp_path / "corpus.jsonl"
+    beside.write_text(json.dumps(held) + "\n", encoding="utf-8")
+    out, provenance = tmp_path / "journals.jsonl", tmp_path / "journals-provenance.json"
+    assert main(["--journals", str(DATA / "mlanthology"), "--beside", str(beside),
+                 "--out", str(out), "--provenance", str(provenance)]) == 0
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(records) == 4 and journals.records[0]["title"] not in {r["title"] for r in records}
+    described = json.loads(provenance.read_text(encoding="utf-8"))
+    assert described["beside"]["dropped_as_held"] == 1 and described["total"] == 4
+    assert described["sources"][0]["name"] == "rbnyng/mlanthology (journals)"
+    assert [p.venue for p in load_papers([out])].count("Neural Computation") == 2

@@ -12,7 +12,8 @@ REPO = Path(__file__).resolve().parents[1]
 TOPS = ("server", "analyzers", "latex", "llm", "retrieval", "index", "benchmarks")  # setup.py's TOP_LEVEL
 DATA = ("peerlint/analyzers/prompts/schnovel_zero_shot.txt", "peerlint/analyzers/drafts/data/drafts_heads.npz",
         "peerlint/index/data/proceedings.jsonl.xz", "peerlint/index/data/proceedings-vectors.npz",
-        "peerlint/index/data/provenance.json",
+        "peerlint/index/data/provenance.json", "peerlint/index/data/journals.jsonl.xz",
+        "peerlint/index/data/journals-vectors.npz", "peerlint/index/data/journals-provenance.json",
         "peerlint/benchmarks/rinobench/data/rinobench_sample.json")
 
 

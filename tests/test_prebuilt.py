@@ -100,6 +100,29 @@ def test_the_environment_can_turn_the_shipped_vectors_off(tmp_path, monkeypatch)
     assert shipped_first(plain, "m@torch", 200) == (plain, "")
 
 
+def test_a_supplements_file_is_looked_up_after_the_main_one(tmp_path, monkeypatch):
+    """The corpus supplements ship their own vectors file: a build finds each paper's spans and chunks in
+    whichever file holds them, the main file first, and embeds only what neither holds."""
+    import os
+
+    source, chunks = _filled_cache(tmp_path / "a.sqlite")
+    main, supplement = tmp_path / "main.npz", tmp_path / "journals.npz"
+    first = [text_hash(t[a:b]) for a, b in SPANS[0] for t in TEXTS[:1]]
+    export(source, "m@torch", 200, [text_hash(TEXTS[0])], first, main)
+    export(source, "m@torch", 200, [text_hash(TEXTS[1])], [h for h in chunks if h not in first], supplement)
+    monkeypatch.setenv("PEERLINT_SHIPPED_VECTORS", os.pathsep.join([str(main), str(supplement)]))
+    lookup, notice = shipped_first(EmbeddingCache(tmp_path / "b.sqlite"), "m@torch", 200)
+    assert isinstance(lookup, ShippedFirst) and notice == "" and len(lookup.files) == 2
+    assert lookup.get_spans([text_hash(t) for t in TEXTS], 200) == {text_hash(t): s for t, s in zip(TEXTS, SPANS)}
+    want = source.get_vectors("m@torch", chunks)
+    got = lookup.get_vectors("m@torch", chunks + ["cd" * 16])
+    assert set(got) == set(chunks) and all(np.array_equal(want[h], got[h]) for h in chunks)
+    assert lookup.vectors_found == 3
+    monkeypatch.setenv("PEERLINT_SHIPPED_VECTORS", os.pathsep.join([str(main), str(tmp_path / "gone.npz")]))
+    lookup, _ = shipped_first(EmbeddingCache(tmp_path / "c.sqlite"), "m@torch", 200)
+    assert len(lookup.files) == 1 and set(lookup.get_vectors("m@torch", chunks)) == set(first)
+
+
 def test_gpu_chunks_and_int8_pack_give_what_a_build_would_embed(tmp_path):
     """The one-time GPU path: chunk a corpus exactly as a build does, take int8 vectors back in order,
     pack them (format 2) and look them up as a build does: every chunk of every paper is found, within int8's error."""

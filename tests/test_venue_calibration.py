@@ -164,3 +164,13 @@ def test_the_venue_heads_learn_main_venues_only_not_workshops_or_tiny_venues():
         if "workshop" in (paper.status or "").lower():
             assert label == ""  # an ACL student-workshop paper does not teach what ACL reads like
     assert head_labels(["ICML"] * 30 + [None] * 30, [""] * 60) == ["ICML"] * 30 + [""] * 30
+
+
+@pytest.mark.parametrize("kept, shown", [("naacl", "NAACL"), ("conll", "CoNLL"), ("jmlr", "JMLR"),
+                                         ("machine learning", "Machine Learning"),
+                                         ("neural computation", "Neural Computation"), ("Findings", "Findings")])
+def test_venues_are_shown_as_they_write_themselves(kept, shown):
+    """The index keeps venues in lower case; the journals supplement's "Machine Learning" is not "MACHINE LEARNING"."""
+    from peerlint.analyzers.drafts.summaries import display_venue
+
+    assert display_venue(kept) == shown

@@ -112,7 +112,8 @@ def reads_unlike(nearest: str, similarity: float | None, typical: float | None) 
         f", {figures})" if figures else ")")
 
 
-MIXED_CASE = ("CoNLL", "CoRL", "COLM", "ArabicNLP", "TextGraphs", "SIGUL", "NoDaLiDa")  # venues not written in capitals
+MIXED_CASE = ("CoNLL", "CoRL", "COLM", "ArabicNLP", "TextGraphs", "SIGUL", "NoDaLiDa",  # venues not written in capitals
+              "Machine Learning", "Neural Computation", "FnT ML")
 
 
 def display_venue(name: str) -> str:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ...errors import UserError
 from ...index.ingest.holdings import METHODS, Holdings
-from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
+from ...index.ingest.load import CorpusError, default_corpus_paths, load_papers
 from ...index.build import default_index_path
 from ...index.store import IndexError_, open_index
 from ...latex.project import parse_project
@@ -160,9 +160,10 @@ def _corpus(args: argparse.Namespace):
     except IndexError_ as err:
         if args.index:
             raise UserError(str(err)) from None
-        shipped = default_corpus_path()
-        print(f"coverage: no index at {root}; looking in the shipped corpus {shipped.name}", file=sys.stderr)
-        return load_papers([shipped], warn=warn), str(shipped)
+        shipped = default_corpus_paths()
+        names = ", ".join(p.name for p in shipped)
+        print(f"coverage: no index at {root}; looking in the shipped corpus {names}", file=sys.stderr)
+        return load_papers(shipped, warn=warn), ", ".join(map(str, shipped))
     return [index.paper(i) for i in range(len(index))], f"the index at {root}"
 
 

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 from ...index.embedding.gpu_embed import quantise, requantise
-from ...index.embedding.prebuilt import SHIPPED_LEVELS
+from ...index.embedding.prebuilt import SHIPPED_LEVELS, SUPPLEMENT_LEVELS
 from ...index.ingest.load import CorpusError, load_papers
 from ..related.bench import sub_corpus
 from ..related.truth import acm_truths, split_of
@@ -66,16 +66,20 @@ def recall_at_50(embed, data: AcmQueries) -> dict[str, Any]:
     queries = embed(data.query_texts)
     seconds = round(time.perf_counter() - t0, 2)
     stored = stored_as_int8(docs)
+    supplement = stored_as_int8(docs, SUPPLEMENT_LEVELS)
     dev = [split_of(pid) == "dev" for pid in data.exclude]
     return {**score(docs, queries, data), "embed_seconds": seconds,
             "int8_storage": {"levels": SHIPPED_LEVELS, "all": score(stored, queries, data),
-                             "dev_float": score(docs, queries, data, dev), "dev": score(stored, queries, data, dev)}}
+                             "dev_float": score(docs, queries, data, dev), "dev": score(stored, queries, data, dev)},
+            "supplement_storage": {"levels": SUPPLEMENT_LEVELS, "all": score(supplement, queries, data),
+                                   "dev": score(supplement, queries, data, dev)}}
 
 
-def stored_as_int8(vectors: np.ndarray) -> np.ndarray:
+def stored_as_int8(vectors: np.ndarray, levels: int = SHIPPED_LEVELS) -> np.ndarray:
     """Vectors as the shipped file keeps them and a build reads them back: int8 from the embedder
-    (`gpu_embed.quantise`), rounded again to `SHIPPED_LEVELS` by `gpu_transfer.pack`, made unit length by `prebuilt.row`."""
-    q = requantise(*quantise(vectors), SHIPPED_LEVELS)[0].astype(np.float32)
+    (`gpu_embed.quantise`), rounded again to `levels` (the main file's `SHIPPED_LEVELS`, the supplements'
+    `SUPPLEMENT_LEVELS`) by `gpu_transfer.pack`, made unit length by `prebuilt.row`."""
+    q = requantise(*quantise(vectors), levels)[0].astype(np.float32)
     return q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
 
 

@@ -334,10 +334,13 @@ def _storage_rows(routes: list[dict[str, Any]]) -> list[list[Any]]:
         stored = (r.get("acm") or {}).get("int8_storage")
         if not stored:
             continue
-        for label, split, result in ((f"{r['route']}, float", "all", r["acm"]), (f"{r['route']}, shipped int8", "all", stored["all"]),
-                                     (f"{r['route']}, float", "dev", stored["dev_float"]),
-                                     (f"{r['route']}, shipped int8", "dev", stored["dev"])):
-            rows.append([label, split] + [result[lv][m] for lv in ("paper", "context") for m in ("recall_at_50", "mrr")])
+        supplement = (r.get("acm") or {}).get("supplement_storage") or {}
+        cells = [(f"{r['route']}, float", "all", r["acm"]), (f"{r['route']}, shipped int8", "all", stored["all"]),
+                 (f"{r['route']}, supplement 4-bit", "all", supplement.get("all")),
+                 (f"{r['route']}, float", "dev", stored["dev_float"]), (f"{r['route']}, shipped int8", "dev", stored["dev"]),
+                 (f"{r['route']}, supplement 4-bit", "dev", supplement.get("dev"))]
+        rows += [[label, split] + [result[lv][m] for lv in ("paper", "context") for m in ("recall_at_50", "mrr")]
+                 for label, split, result in cells if result is not None]
     return rows
 
 

@@ -36,19 +36,23 @@ from .embedder import Embedder
 
 log = logging.getLogger(__name__)
 
-SHIPPED = Path(__file__).resolve().parents[1] / "data" / "proceedings-vectors.npz"
+DATA = Path(__file__).resolve().parents[1] / "data"
+SHIPPED = DATA / "proceedings-vectors.npz"
+SUPPLEMENTS = (DATA / "journals-vectors.npz",)  # the vectors of the corpus supplements (load.SUPPLEMENTS)
 FORMAT = 1  # float16 vectors
 FORMAT_INT8 = 2  # int8 vectors and one float32 scale a vector (v ~ q * scale): half the bytes
 SHIPPED_LEVELS = 63  # |q| <= 63 in the shipped int8 rows: 7 bits' worth, so the compressed file fits the repo budget
-OFF_SWITCH = "PEERLINT_SHIPPED_VECTORS"  # "" turns seeding off (to measure embedding), a path replaces the file
+SUPPLEMENT_LEVELS = 15  # |q| <= 15 in the supplements' rows (journals-vectors.npz): 4 bits' worth
+OFF_SWITCH = "PEERLINT_SHIPPED_VECTORS"  # "" turns seeding off (to measure embedding), paths (os.pathsep) replace the files
 
 
-def shipped_path() -> Path | None:
-    """The shipped vectors this process may seed from, or None where the environment turned them off."""
+def shipped_paths() -> list[Path]:
+    """The shipped vector files this process may seed from (the main file, then the supplements'), or the
+    files the environment names instead; none where it turned them off."""
     value = os.environ.get(OFF_SWITCH)
     if value is None:
-        return SHIPPED
-    return Path(value) if value else None
+        return [SHIPPED, *SUPPLEMENTS]
+    return [Path(v) for v in value.split(os.pathsep) if v]
 
 
 class VectorCache(Protocol):
@@ -139,16 +143,23 @@ def _hex(rows: np.ndarray) -> list[str]:
 
 
 class ShippedFirst:
-    """A build's embedding cache with the shipped file in front of it: spans and vectors are looked up in
-    the shipped file first, the rest in the cache; what is new goes to the cache."""
+    """A build's embedding cache with the shipped files in front of it: spans and vectors are looked up in
+    the shipped files first (in order), the rest in the cache; what is new goes to the cache."""
 
-    def __init__(self, cache: VectorCache, shipped: ShippedVectors):
-        self.cache, self.shipped = cache, shipped
-        self.vectors_found = 0  # how many vectors came from the shipped file
+    def __init__(self, cache: VectorCache, *shipped: ShippedVectors):
+        self.cache, self.files = cache, shipped
+        self.vectors_found = 0  # how many vectors came from the shipped files
+
+    @property
+    def shipped(self) -> ShippedVectors:
+        """The main shipped file."""
+        return self.files[0]
 
     def get_spans(self, hashes: Sequence[str], max_tokens: int) -> dict[str, list[tuple[int, int]]]:
-        at = self.shipped.paper_row
-        found = {h: self.shipped.spans[at[h]] for h in hashes if h in at}
+        found: dict[str, list[tuple[int, int]]] = {}
+        for file in self.files:
+            at = file.paper_row
+            found |= {h: file.spans[at[h]] for h in hashes if h in at and h not in found}
         rest = [h for h in hashes if h not in found]
         return found | (self.cache.get_spans(rest, max_tokens) if rest else {})
 
@@ -156,9 +167,12 @@ class ShippedFirst:
         self.cache.put_spans(items, max_tokens)
 
     def get_vectors(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        at = self.shipped.chunk_row
-        known = list(dict.fromkeys(h for h in hashes if h in at))
-        found = dict(zip(known, self.shipped.rows(np.array([at[h] for h in known], dtype=np.int64)))) if known else {}
+        found: dict[str, np.ndarray] = {}
+        for file in self.files:
+            at = file.chunk_row
+            known = list(dict.fromkeys(h for h in hashes if h in at and h not in found))
+            if known:
+                found |= dict(zip(known, file.rows(np.array([at[h] for h in known], dtype=np.int64))))
         self.vectors_found += len(found)
         rest = [h for h in hashes if h not in found]
         return found | (self.cache.get_vectors(model, rest) if rest else {})
@@ -170,16 +184,16 @@ class ShippedFirst:
 def shipped_first(cache: VectorCache, model: str, max_tokens: int, path: Path | None = None) -> tuple[VectorCache, str]:
     """The lookup a build of `model` chunks at `max_tokens` should use, and one line for the user (or "").
 
-    `path` defaults to `shipped_path()`. Without a readable shipped file, or when the environment turned
-    it off, or for another chunking, the cache alone (nothing to say); for another model, the cache
+    `path` (one file) defaults to `shipped_paths()`. Without a readable shipped file, or when the environment
+    turned them off, or for another chunking, the cache alone (nothing to say); for another model, the cache
     alone and a notice that every chunk is embedded."""
-    path = path or shipped_path()
-    shipped = ShippedVectors.load(path) if path is not None else None
-    if shipped is None or shipped.max_tokens != max_tokens:
+    loaded = [ShippedVectors.load(p) for p in ([path] if path else shipped_paths())]
+    files = [f for f in loaded if f is not None and f.max_tokens == max_tokens]
+    if not files:
         return cache, ""
-    if shipped.model != model:
-        return cache, f"the shipped vectors are for {shipped.model}, not {model}: embedding every chunk"
-    return ShippedFirst(cache, shipped), ""
+    if files[0].model != model:
+        return cache, f"the shipped vectors are for {files[0].model}, not {model}: embedding every chunk"
+    return ShippedFirst(cache, *[f for f in files if f.model == model]), ""
 
 
 def export(cache: VectorCache, model: str, max_tokens: int, content_hashes: Sequence[str], chunk_hashes: Sequence[str],

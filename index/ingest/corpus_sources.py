@@ -40,6 +40,14 @@ VENUES: dict[str, tuple[str, str]] = {
     "emnlp": ("emnlp", "EMNLP"), "naacl": ("naacl", "NAACL"), "coling": ("coling", "COLING"),
 }
 FIRST_YEAR = 2013
+JOURNALS_FIRST_YEAR = 1985
+# the machine-learning journals of rbnyng/mlanthology, every year it holds: the supplement beside the
+# conference corpus (`index/data/journals.jsonl.xz`)
+JOURNALS: dict[str, tuple[str, str]] = {
+    "jmlr": ("jmlr", "JMLR"), "tmlr": ("tmlr", "TMLR"), "mlj": ("mlj", "Machine Learning"),
+    "jair": ("jair", "JAIR"), "neco": ("neco", "Neural Computation"), "ftml": ("ftml", "FnT ML"),
+    "dmlr": ("dmlr", "DMLR"),
+}
 Slot = tuple[str, int, str]  # (venue key, year, file path)
 
 
@@ -203,6 +211,7 @@ class Source:
     convert: Callable[[dict, str, int], SourceRecord | None]  # raw record, venue dir, year
     quick_score: Callable[[bytes], int] | None = None  # pick one version per file on raw bytes, before parsing
     context: Callable[["Tree"], dict] = lambda tree: {}  # lookup tables the parser needs, read once
+    first_year: int = FIRST_YEAR  # records of earlier years are skipped
 
 
 _PAPERLISTS_PATH = re.compile(r"^([a-z]+)/([a-z]+)(\d{4})\.json$")
@@ -218,12 +227,17 @@ def _paperlists_match(path: str) -> tuple[str, int | None] | None:
     return None
 
 
-def _mla_match(path: str) -> tuple[str, int | None] | None:
-    if (match := _MLA_PAPERS.match(path)) and match.group(1) in VENUES and int(match.group(2)) >= FIRST_YEAR:
+def _mla_match(path: str, venues: dict[str, tuple[str, str]] = VENUES,
+               first_year: int = FIRST_YEAR) -> tuple[str, int | None] | None:
+    if (match := _MLA_PAPERS.match(path)) and match.group(1) in venues and int(match.group(2)) >= first_year:
         return match.group(1), int(match.group(2))
-    if (match := _MLA_LEGACY.match(path)) and match.group(1) in VENUES:
+    if (match := _MLA_LEGACY.match(path)) and match.group(1) in venues:
         return match.group(1), None
     return None
+
+
+def _mla_journal_match(path: str) -> tuple[str, int | None] | None:
+    return _mla_match(path, JOURNALS, JOURNALS_FIRST_YEAR)
 
 
 def _json_list(data: bytes, path: str, context: dict) -> list[dict]:
@@ -293,7 +307,7 @@ def _paperlists_convert(raw: dict, venue_dir: str, year: int) -> SourceRecord | 
 
 
 def _mla_convert(raw: dict, venue_dir: str, year: int) -> SourceRecord | None:
-    key, venue = VENUES[venue_dir]
+    key, venue = VENUES.get(venue_dir) or JOURNALS[venue_dir]
     title = clean_markup(raw.get("title"))
     if not title:
         return None
@@ -464,7 +478,13 @@ ANTHOLOGY = Source(
     matches=_anthology_match, parse=_anthology_parse, convert=_anthology_convert,
     quick_score=_anthology_quick_score, context=_anthology_context,
 )
-SOURCES = {"paperlists": PAPERLISTS, "mlanthology": MLANTHOLOGY, "anthology": ANTHOLOGY}
+MLANTHOLOGY_JOURNALS = Source(
+    name="rbnyng/mlanthology (journals)", repository="https://github.com/rbnyng/mlanthology",
+    licence=MLANTHOLOGY.licence, matches=_mla_journal_match, parse=_mla_parse, convert=_mla_convert,
+    first_year=JOURNALS_FIRST_YEAR,
+)
+SOURCES = {"paperlists": PAPERLISTS, "mlanthology": MLANTHOLOGY, "anthology": ANTHOLOGY,
+           "journals": MLANTHOLOGY_JOURNALS}
 
 
 def _year_of(raw: dict) -> int | None:
@@ -500,7 +520,7 @@ def choose_versions(source: Source, tree: Tree, warn: Callable[[str], None] = pr
         by_slot: dict[tuple[str, int], list[SourceRecord]] = {}
         for raw in raws:
             year = file_year if file_year is not None else _year_of(raw)
-            if year is None or year < FIRST_YEAR:
+            if year is None or year < source.first_year:
                 continue
             if (record := source.convert(raw, venue_dir, year)) is not None:
                 by_slot.setdefault((record.venue_key, record.year), []).append(record)

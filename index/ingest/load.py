@@ -58,6 +58,16 @@ def default_corpus_path() -> Path:
     return Path(__file__).resolve().parents[1] / "data" / "proceedings.jsonl.xz"
 
 
+SUPPLEMENTS = ("journals.jsonl.xz",)  # shipped beside the corpus: papers of sources it lacks (index/data/README.md)
+
+
+def default_corpus_paths() -> list[Path]:
+    """What the default index is built from: the shipped corpus, then the supplements shipped beside it
+    (the machine-learning journals: JMLR, TMLR, ...)."""
+    main = default_corpus_path()
+    return [main, *(p for name in SUPPLEMENTS if (p := main.with_name(name)).is_file())]
+
+
 def read_corpus(paths: Iterable[Path | str] | Path | str, warn: Warn = _log_warning,
                 where: Sequence[str] = ()) -> Iterator[Paper]:
     """Stream the papers of every path: corpus files by type and layout, directories recursively.

@@ -200,6 +200,22 @@ def keep_previous(built: Built, previous: Sequence[dict], where: str) -> Built:
     return Built(records, provenance)
 
 
+def drop_held(built: Built, held: Sequence[dict], where: str) -> Built:
+    """`built` without the papers `held` (another corpus) has: same DOI, arXiv id or normalised title. A
+    supplement written beside the shipped corpus holds only what that corpus lacks."""
+    keys = {(k, r[k]) for r in held for k in ("doi", "arxiv_id") if r.get(k)}
+    titles = {normalise_title(r["title"]) for r in held}
+    fresh = [r for r in built.records
+             if normalise_title(r["title"]) not in titles and not any((k, r.get(k)) in keys for k in ("doi", "arxiv_id"))]
+    provenance = dict(built.provenance)
+    provenance["corpus"] = f"peerlint supplement: the papers of these sources that {Path(where).name} lacks"
+    provenance["beside"] = {"path": where, "records": len(held), "dropped_as_held": len(built.records) - len(fresh),
+                            "rule": "a record whose DOI, arXiv id or normalised title that corpus holds is dropped"}
+    provenance["total"] = len(fresh)
+    provenance["counts"] = _counts(fresh)
+    return Built(fresh, provenance)
+
+
 def _counts(records: Iterable[dict]) -> dict[str, dict[str, int]]:
     counts: dict[str, dict[str, int]] = {}
     for r in records:
@@ -271,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--paperlists", type=Path, help="papercopilot/paperlists: git directory or checkout")
     parser.add_argument("--mlanthology", type=Path, help="rbnyng/mlanthology: git directory or checkout")
     parser.add_argument("--anthology", type=Path, help="acl-org/acl-anthology (or a fork): git directory or checkout")
+    parser.add_argument("--journals", type=Path, help="rbnyng/mlanthology read for its journals (JMLR, TMLR, "
+                        "Machine Learning, JAIR, Neural Computation, FnT ML, DMLR), every year")
     parser.add_argument("--out", type=Path, required=True, help="output, e.g. index/data/proceedings.jsonl.xz "
                         "(.xz: compressed; .jsonl: plain)")
     parser.add_argument("--provenance", type=Path, help="where to write the provenance JSON")
@@ -280,12 +298,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--previous", type=Path, metavar="PATH",
                         help="a previously shipped corpus (a folder of *.jsonl, or one .jsonl/.jsonl.xz) whose records "
                              "are kept unchanged under their ids; new records that duplicate one are dropped")
+    parser.add_argument("--beside", type=Path, metavar="PATH",
+                        help="a corpus (.jsonl or .jsonl.xz) this one supplements: records it holds are dropped")
     args = parser.parse_args(argv)
     sources = [(name, path) for name, path in (("paperlists", args.paperlists), ("mlanthology", args.mlanthology),
-                                                    ("anthology", args.anthology))
+                                                    ("anthology", args.anthology), ("journals", args.journals))
                if path is not None]
     if not sources:
-        parser.error("name at least one source: --paperlists, --mlanthology, --anthology")
+        parser.error("name at least one source: --paperlists, --mlanthology, --anthology, --journals")
     fetched_from = dict(item.split("=", 1) for item in args.fetched_from if "=" in item)
     if unknown := sorted(set(fetched_from) - {name for name, _ in sources}):
         parser.error(f"--fetched-from names {', '.join(unknown)}, which is not a source given here")
@@ -294,6 +314,8 @@ def main(argv: list[str] | None = None) -> int:
                       fetched_from=fetched_from)
         if args.previous is not None:
             built = keep_previous(built, read_previous(args.previous), args.previous.as_posix())
+        if args.beside is not None:
+            built = drop_held(built, read_previous(args.beside), args.beside.as_posix())
     except SourceError as err:
         print(f"peerlint: error: {err}", file=sys.stderr)
         return 2

@@ -16,7 +16,7 @@ from .common import index_arg, index_path, open_index_or_fail, warn
 from ...index.embedding.embedder import Embedder, EmbeddingError, prepare_query_route, query_route
 from ...index.build import build_index
 from ...index.progress import Progress
-from ...index.ingest.load import CorpusError, default_corpus_path, load_papers
+from ...index.ingest.load import CorpusError, default_corpus_paths, load_papers
 from ...analyzers.drafts.summaries import prepare_venue_style
 from ...index.store import IndexError_, build_command, open_index
 from ...index.distributed.ray_build import RayOptions, RayUnavailable, ray_build_index
@@ -29,7 +29,7 @@ def register(sub, argv: Sequence[str] | None = None) -> None:
     isub = index.add_subparsers(dest="index_command", metavar="ACTION")
     build = isub.add_parser("build", help="build (or incrementally update) an index from corpus files")
     build.add_argument("--corpus", nargs="+", type=Path, default=None,
-                       help="JSONL/CSV/BibTeX files, dumps (arXiv, OpenAlex, S2) or folders (default: the shipped proceedings)")
+                       help="JSONL/CSV/BibTeX files, dumps (arXiv, OpenAlex, S2) or folders (default: the shipped proceedings and journals)")
     index_arg(build)
     build.add_argument("--route", choices=("torch", "bf16", "onnx", "onnx-int8", "static"), default="torch",
                        help="embedding route (default: torch, whose exact ONNX twin is exported once after the "
@@ -75,7 +75,7 @@ def write_failure(root: Path, exc: OSError) -> str:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    sources = args.corpus or [default_corpus_path()]
+    sources = args.corpus or default_corpus_paths()
     try:
         with Progress("reading", total=None, unit=" records", show=not (args.quiet or args.json)) as bar:
             papers = load_papers(sources, warn=warn, where=args.where, progress=bar.update)
