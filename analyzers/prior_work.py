@@ -15,6 +15,7 @@ import re
 from typing import Sequence
 
 from ..retrieval.related_work import RelatedHit, related_work_for
+from ..sentences import split_sentences
 from ..retrieval.retriever import HitView, Retriever
 from ..types import PROSE_KINDS, AnalysisContext, Chunk, Judgment, Range
 
@@ -23,6 +24,27 @@ RELATED_SECTIONS = re.compile(r"related|background|prior|previous|literature|int
 
 
 COVER_DEPTH = 3  # a paragraph whose bibliography holds one of its top-3 papers is not missing related work
+
+# a paper's own outline ("The paper is structured as follows. In Section 2 we ..."): no prior work to cite
+_OUTLINE = re.compile(r"\b(?:(?:rest|remainder) of (?:this|the) (?:paper|article|thesis|work)|(?:is|are) (?:organi[sz]ed|"
+                      r"structured|laid out) as follows|(?:end|conclude|close) (?:this|the) (?:paper|article))\b", re.I)
+_POINTER = re.compile(r"\b(?:sections?|sec\.|sect\.|chapters?|appendix|appendices|part)\s*\[ref\]|§\s*\[ref\]", re.I)
+_OPENS_WITH_POINTER = re.compile(r"^(?:in\s+(?:(?:sections?|§|chapter|appendix)\s*)?|(?:sections?|§|chapter|appendix)\s*)\[ref\][ ,]",
+                                 re.I)
+
+
+def is_outline(text: str) -> bool:
+    """Whether a paragraph outlines the paper itself: it says so ("is organized as follows", "we end this
+    paper"), most of its sentences point at its own sections, twice or more, and it cites nothing ("(§
+    [ref])", "Section [ref]"), or it opens with one ("In [ref] we focus on ..."). A reference shows as "[ref]" in chunk text; figures
+    and tables ("Fig. [ref]", a bare "[ref] shows") are not sections."""
+    if _OUTLINE.search(text):
+        return True
+    sentences = split_sentences(text) or [text]
+    pointing = sum(bool(_POINTER.search(s)) for s in sentences)
+    if pointing * 2 > len(sentences) and len(_POINTER.findall(text)) >= 2 and "[cite]" not in text:
+        return True
+    return bool(_OPENS_WITH_POINTER.match(sentences[0].strip()))
 
 
 class PriorWorkAnalyzer:
@@ -104,8 +126,9 @@ class PriorWorkAnalyzer:
 
     @staticmethod
     def _related(retriever: Retriever, prose: Sequence[Chunk], k: int) -> dict[str, list[RelatedHit]]:
-        """SEC related work of each related-work-section chunk."""
-        return sec_related(retriever, [c for c in prose if RELATED_SECTIONS.search(c.section or "")], k)
+        """SEC related work of each related-work-section chunk that is not the paper's own outline."""
+        return sec_related(retriever, [c for c in prose if RELATED_SECTIONS.search(c.section or "")
+                                       and not is_outline(c.text)], k)
 
 
 def _spanning(judgment: Judgment, group: Sequence[Judgment]) -> Judgment:

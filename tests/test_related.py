@@ -481,3 +481,45 @@ def test_draft_dates_come_from_past_venue_styles():
     assert draft_date("\\usepackage{cvpr}\n\\usepackage{jmlr2e}", "main.tex", today) is None  # no year; a journal
     assert evidence_before("auto", acl) == "2019-02-01" and evidence_before("auto", None) == ""
     assert evidence_before("2017", acl) == "2017" and evidence_before("", acl) == ""
+
+
+REAL = Path(__file__).parent / "data" / "real"
+
+
+def _paragraphs(project: str, needle: str) -> list[str]:
+    from peerlint.latex.parse import parse_document
+
+    texts = []
+    for tex in sorted((REAL / project).rglob("*.tex")):
+        texts += [c.text for c in parse_document(tex.read_text(errors="replace"), tex.resolve().as_uri())
+                  if needle in c.text]
+    return texts
+
+
+@pytest.mark.parametrize("project, needle", [
+    ("jmlr-orff", "The paper is structured as follows."),
+    ("jmlr-orff", "In [ref] we focus on Ridge regression"),
+    ("jmlr-orff", "Eventually we end this paper by some numerical experiments"),
+    ("usenix2024-networked-enclaves", "Next, we provide background (§ [ref])"),
+    ("emnlp2025-value-profiles", "We conclude by discussing related work (§ [ref])"),
+])
+def test_a_papers_own_outline_asks_for_no_citations(project, needle):
+    """An introduction's outline paragraph ("In Section 5 we focus on ...") points at the paper itself:
+    `missing-related-work` leaves it alone (the JMLR paper was told to cite a ridge-regression paper there)."""
+    from peerlint.analyzers.prior_work import is_outline
+
+    [text] = _paragraphs(project, needle)
+    assert is_outline(text)
+
+
+@pytest.mark.parametrize("project, needle", [
+    ("iclr2020-deepsphere", "lack of equivariance can penalize performance"),  # cites, points at sections twice
+    ("neurips2020-online-sinkhorn", "does not leverage the specific structure of the OT problem"),
+    ("acmart2025-megatron", "shows layout performance in practice"),  # "[ref] shows": a figure
+    ("cvprw2020-face-bias", "We expect the human bias to skew"),
+])
+def test_related_work_that_mentions_a_section_is_still_related_work(project, needle):
+    from peerlint.analyzers.prior_work import is_outline
+
+    texts = _paragraphs(project, needle)
+    assert texts and not any(is_outline(t) for t in texts)
