@@ -10,6 +10,7 @@ import platform
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from ..index.embedding.embedder import EmbeddingError, model_dir
+from ..index.ingest.load import default_corpus_paths
 from ..index.store import IndexError_, open_index
 from ..llm import models
 from ..llm.select import describe_backends, prompt_destination
@@ -51,6 +52,7 @@ def components(index_path: Path) -> list[Component]:
     for b in describe_backends():
         out.append(Component(f"llm: {b.name}", b.available, b.version, b.detail, optional=b.name == "ollama"))
     out.extend(model_components())
+    out.extend(corpus_components())
 
     try:
         stats = open_index(index_path, read_ahead=False).stats()
@@ -59,6 +61,27 @@ def components(index_path: Path) -> list[Component]:
                              f"{stats['bytes_on_disk'] / 1e6:.1f} MB, built {stats['built_at']}"))
     except IndexError_ as exc:
         out.append(Component("index", False, None, str(exc)))
+    return out
+
+
+def corpus_components() -> list[Component]:
+    """One line per shipped corpus file (the conference corpus, the journals supplement): its papers, as its
+    provenance file counts them, its size and its vectors' (without them a build embeds its chunks)."""
+    out = []
+    for path in default_corpus_paths():
+        stem = path.name.removesuffix(".jsonl.xz")
+        provenance = path.with_name("provenance.json" if stem == "proceedings" else f"{stem}-provenance.json")
+        vectors = path.with_name(f"{stem}-vectors.npz")
+        try:
+            papers = f"{int(json.loads(provenance.read_text(encoding='utf-8'))['total']):,} papers, "
+        except (OSError, ValueError, KeyError, TypeError):
+            papers = ""
+        if vectors.is_file():
+            out.append(Component(f"corpus: {stem}", True, None, f"{path}: {papers}{path.stat().st_size / 1e6:.1f} MB, "
+                                 f"vectors {vectors.stat().st_size / 1e6:.1f} MB"))
+        else:
+            out.append(Component(f"corpus: {stem}", False, None, f"{path}: {papers}no {vectors.name} beside it, so "
+                                 "`peerlint index build` embeds its chunks (minutes): reinstall peerlint"))
     return out
 
 

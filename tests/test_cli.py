@@ -94,6 +94,26 @@ def test_doctor_reports_every_component(index_path):
     assert by["index"]["ok"] and by["llm: embedded"]["ok"]
     assert not by["llm: ollama"]["ok"] and ("ollama serve" in by["llm: ollama"]["detail"] or "ollama pull" in by["llm: ollama"]["detail"])
     assert report["backend"] == "embedded" and result.returncode == 0
+    assert by["corpus: proceedings"]["ok"] and "158,183 papers" in by["corpus: proceedings"]["detail"]
+    assert by["corpus: journals"]["ok"] and "13,094 papers" in by["corpus: journals"]["detail"]
+
+
+def test_doctor_says_what_a_corpus_without_its_vectors_costs(tmp_path, monkeypatch):
+    """A supplement whose vectors file is missing (a damaged install): one line naming the missing file,
+    what a build does without it and the fix."""
+    import shutil
+
+    from peerlint.index.ingest import load
+    from peerlint.server import doctor
+
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(load.default_corpus_path().with_name("journals-provenance.json"), data)
+    (data / "journals.jsonl.xz").write_bytes(b"")
+    monkeypatch.setattr(doctor, "default_corpus_paths", lambda: [data / "journals.jsonl.xz"])
+    [row] = doctor.corpus_components()
+    assert not row.ok and "13,094 papers" in row.detail and "journals-vectors.npz" in row.detail
+    assert "embeds" in row.detail and "reinstall" in row.detail
 
 
 def test_unwritable_index_is_a_user_error(tmp_path):
