@@ -8,6 +8,8 @@ read as one version):
   ratings where the venue has them;
 - rbnyng/mlanthology: `data/papers/VENUE-YEAR.json.gz` ({"papers": [...]}) and
   `data/legacy/VENUE-legacy.jsonl.gz` (older years, one record a line).
+  The same repository read for its journals (`JOURNALS`, every year) is the source of the journals
+  supplement shipped beside the corpus (`pack_corpus --journals … --beside CORPUS`).
 
 For each source, venue and year the version with the most records carrying an abstract is kept (then
 the most records, then the newest commit), so a later version that dropped its abstracts never replaces
