@@ -174,3 +174,15 @@ def test_venues_are_shown_as_they_write_themselves(kept, shown):
     from peerlint.analyzers.drafts.summaries import display_venue
 
     assert display_venue(kept) == shown
+
+
+def test_a_conference_draft_is_told_which_conference_it_reads_like():
+    """The journals supplement's venues take generic ML prose from every conference (on tests/data/real
+    they were named for 101 of 324 sections); a draft set for a conference is compared among
+    conferences, a journal draft or one with no venue among every venue."""
+    from peerlint.analyzers.drafts.summaries import reads_like_candidates
+
+    classes = ["neurips", "tmlr", "machine learning", "icml", "tacl"]
+    assert reads_like_candidates(classes, "NeurIPS").tolist() == [True, False, False, True, True]
+    assert reads_like_candidates(classes, "TMLR").all() and reads_like_candidates(classes, "").all()
+    assert reads_like_candidates(["tmlr", "jmlr"], "ICML").all()  # no conference to name: every venue

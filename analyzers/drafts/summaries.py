@@ -26,6 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ...index.ingest.corpus_sources import JOURNALS
 from ...index.papers import SearchFilter
 from ...locations import cache_root
 from ...lru import LRU
@@ -167,6 +168,21 @@ def prepare_venue_style(index) -> str:
             + (f", calibrated on {held_out}" if held_out else ""))
 
 
+SUPPLEMENT_JOURNALS = frozenset(name.lower() for _, name in JOURNALS.values())  # the journals supplement's venues
+
+
+def reads_like_candidates(classes: Sequence[str], venue: str) -> np.ndarray:
+    """Which venues "reads most like" may name: for a draft whose style or `targetVenue` is a conference,
+    the conferences (the journals of the supplement, JMLR, TMLR, ..., take generic ML prose from every
+    conference, and the editor's question there is which conference it reads like); for a journal draft
+    or one with no venue, every venue the head knows."""
+    every = np.ones(len(classes), dtype=bool)
+    if not venue or venue.lower() in SUPPLEMENT_JOURNALS:
+        return every
+    conferences = np.array([str(c).lower() not in SUPPLEMENT_JOURNALS for c in classes], dtype=bool)
+    return conferences if conferences.any() else every
+
+
 def missing_venue(index, venue: str) -> str:
     """What to say, once, when the target venue is not one the venue head learnt: its style percentile and
     its `off-venue-style` findings need the venue's own papers, so they are left out ("" when it is one)."""
@@ -224,6 +240,7 @@ def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[Secti
     scale = scale if scale is not None and compatible(scale.model_id, index) else None
     venue_head, calibration = venue_style(index)
     column = venue_head.venue_index(venue) if venue_head is not None and venue else None
+    candidates = reads_like_candidates(venue_head.classes, venue) if venue_head is not None else None
     near = draft_nearness(calibration, vectors)
     bounds = np.cumsum([0] + [len(g) for g in groups])
     means = np.stack([vectors[a:b].mean(axis=0) for a, b in zip(bounds, bounds[1:])])
@@ -248,7 +265,7 @@ def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[Secti
         compared = 0
         if venue_head is not None:
             probs = venue_head.probs(mean[None, :])[0]
-            best = int(np.argmax(probs))
+            best = int(np.argmax(np.where(candidates, probs, -np.inf)))
             reads, p_reads = venue_head.classes[best], float(probs[best])
             if calibration is not None:
                 p_reads = float(calibration.probs(venue_head, mean[None, :])[0, best])
