@@ -10,6 +10,7 @@ import platform
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from ..index.embedding.embedder import EmbeddingError, model_dir
+from ..index.embedding.prebuilt import vectors_for
 from ..index.ingest.load import default_corpus_paths
 from ..index.store import IndexError_, open_index
 from ..llm import models
@@ -71,7 +72,7 @@ def corpus_components() -> list[Component]:
     for path in default_corpus_paths():
         stem = path.name.removesuffix(".jsonl.xz")
         provenance = path.with_name("provenance.json" if stem == "proceedings" else f"{stem}-provenance.json")
-        vectors = path.with_name(f"{stem}-vectors.npz")
+        vectors = vectors_for(path)
         try:
             papers = f"{int(json.loads(provenance.read_text(encoding='utf-8'))['total']):,} papers, "
         except (OSError, ValueError, KeyError, TypeError):

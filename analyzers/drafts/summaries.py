@@ -113,13 +113,12 @@ def reads_unlike(nearest: str, similarity: float | None, typical: float | None) 
         f", {figures})" if figures else ")")
 
 
-MIXED_CASE = ("CoNLL", "CoRL", "COLM", "ArabicNLP", "TextGraphs", "SIGUL", "NoDaLiDa",  # venues not written in capitals
-              "Machine Learning", "Neural Computation", "FnT ML")
+MIXED_CASE = ("CoNLL", "CoRL", "COLM", "ArabicNLP", "TextGraphs", "SIGUL", "NoDaLiDa")  # venues not written in capitals
 
 
 def display_venue(name: str) -> str:
     """'naacl' (as the index keeps venues) -> 'NAACL', 'conll' -> 'CoNLL'."""
-    known = {v.lower(): v for v in (*STYLES.values(), *MIXED_CASE)}
+    known = {v.lower(): v for v in (*STYLES.values(), *MIXED_CASE, *(name for _, name in JOURNALS.values()))}
     return known.get(name.lower(), name if not name.islower() else name.upper())
 
 

@@ -30,15 +30,20 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from ...hashing import text_hash
-from ..ingest.load import default_corpus_path, load_papers
+from ..ingest.load import SUPPLEMENTS as CORPUS_SUPPLEMENTS, default_corpus_path, load_papers
 from .cache import EmbeddingCache
 from .embedder import Embedder
 
 log = logging.getLogger(__name__)
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-SHIPPED = DATA / "proceedings-vectors.npz"
-SUPPLEMENTS = (DATA / "journals-vectors.npz",)  # the vectors of the corpus supplements (load.SUPPLEMENTS)
+
+def vectors_for(corpus: Path) -> Path:
+    """The shipped vectors file of a shipped corpus file: `NAME-vectors.npz` beside `NAME.jsonl.xz`."""
+    return corpus.with_name(corpus.name.removesuffix(".jsonl.xz") + "-vectors.npz")
+
+
+SHIPPED = vectors_for(default_corpus_path())
+SUPPLEMENTS = tuple(vectors_for(default_corpus_path().with_name(name)) for name in CORPUS_SUPPLEMENTS)  # load.SUPPLEMENTS
 FORMAT = 1  # float16 vectors
 FORMAT_INT8 = 2  # int8 vectors and one float32 scale a vector (v ~ q * scale): half the bytes
 SHIPPED_LEVELS = 63  # |q| <= 63 in the shipped int8 rows: 7 bits' worth, so the compressed file fits the repo budget
@@ -149,11 +154,6 @@ class ShippedFirst:
     def __init__(self, cache: VectorCache, *shipped: ShippedVectors):
         self.cache, self.files = cache, shipped
         self.vectors_found = 0  # how many vectors came from the shipped files
-
-    @property
-    def shipped(self) -> ShippedVectors:
-        """The main shipped file."""
-        return self.files[0]
 
     def get_spans(self, hashes: Sequence[str], max_tokens: int) -> dict[str, list[tuple[int, int]]]:
         found: dict[str, list[tuple[int, int]]] = {}
