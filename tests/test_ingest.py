@@ -559,3 +559,16 @@ def test_example_draft_cites_omits_and_paraphrases_shipped_papers(shipped):
     for paper_id in omitted_and_paraphrased:
         assert paper_id in draft  # named in a LaTeX comment
         assert squash(by_id[paper_id].title) not in cited_titles
+
+
+def test_default_corpus_paths_leave_out_a_supplement_that_is_not_there(tmp_path, monkeypatch):
+    """An install without the journals file (deleted, or a trimmed package) builds from the corpus alone,
+    and one with it reads both, corpus first (an existing index appends rather than rebuilds)."""
+    from peerlint.index.ingest import load
+
+    main = tmp_path / "proceedings.jsonl.xz"
+    main.write_bytes(b"")
+    monkeypatch.setattr(load, "default_corpus_path", lambda: main)
+    assert load.default_corpus_paths() == [main]
+    (tmp_path / "journals.jsonl.xz").write_bytes(b"")
+    assert load.default_corpus_paths() == [main, tmp_path / "journals.jsonl.xz"]
