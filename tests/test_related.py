@@ -479,6 +479,13 @@ def test_draft_dates_come_from_past_venue_styles():
     assert draft_date("\\documentclass{article}", "emnlp2020.tex", today).before == "2020-06-01"  # from the root's name
     assert draft_date("% \\usepackage{acl2019}\n\\usepackage{neurips_2026}", "", today) is None  # this year's: no date
     assert draft_date("\\usepackage{cvpr}\n\\usepackage{jmlr2e}", "main.tex", today) is None  # no year; a journal
+    # the venues of the shipped corpus that ACL's and NeurIPS' lists leave out: a COLM 2024 paper
+    # (justinchiu-test/position-embeddings) was shown an ICML 2025 paper before COLM had a style here
+    colm = draft_date("\\usepackage[submission]{colm2024_conference}", "colm2024_conference.tex", today)
+    assert (colm.venue, colm.before) == ("COLM", "2024-03-25")
+    assert draft_date("\\usepackage{corl_2023}", "", today).venue == "CoRL"
+    assert draft_date("\\usepackage{lrec2022}", "", today).before == "2021-12-01"
+    assert draft_date("\\documentclass[11pt]{article}\n\\usepackage{tacl2021v1}", "", today) is None  # a journal
     assert evidence_before("auto", acl) == "2019-02-01" and evidence_before("auto", None) == ""
     assert evidence_before("2017", acl) == "2017" and evidence_before("", acl) == ""
 

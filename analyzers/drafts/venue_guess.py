@@ -20,7 +20,8 @@ STYLES = {
     "acl": "ACL", "acl_natbib": "ACL", "naacl": "NAACL", "emnlp": "EMNLP", "eacl": "EACL", "coling": "COLING",
     "iclr": "ICLR", "neurips": "NeurIPS", "nips": "NeurIPS", "icml": "ICML", "cvpr": "CVPR", "iccv": "ICCV",
     "eccv": "ECCV", "aistats": "AISTATS", "colt": "COLT", "uai": "UAI", "aaai": "AAAI", "ijcai": "IJCAI",
-    "jmlr": "JMLR", "tmlr": "TMLR", "kdd": "KDD", "sigir": "SIGIR",
+    "jmlr": "JMLR", "tmlr": "TMLR", "kdd": "KDD", "sigir": "SIGIR", "colm": "COLM", "corl": "CoRL", "lrec": "LREC",
+    "tacl": "TACL", "tacl2021v1": "TACL",
     # venues of other fields, whose templates say so: an index of ML/NLP proceedings rarely holds them, and
     # the draft is told that once (`summaries.missing_venue`) rather than compared with a venue it is not for
     "usenix": "USENIX", "osdi": "OSDI", "sosp": "SOSP", "vldb": "VLDB", "pvldb": "VLDB",
@@ -61,7 +62,8 @@ DEADLINES = {
     "ICLR": (-1, 10, 1), "ICML": (0, 2, 1), "NeurIPS": (0, 5, 15), "ACL": (0, 2, 1), "NAACL": (-1, 12, 1),
     "EMNLP": (0, 6, 1), "EACL": (-1, 10, 1), "COLING": (0, 7, 1), "CVPR": (-1, 11, 15), "ICCV": (0, 3, 15),
     "ECCV": (0, 3, 5), "AISTATS": (-1, 10, 10), "COLT": (0, 2, 1), "UAI": (0, 2, 20), "AAAI": (-1, 9, 1),
-    "IJCAI": (0, 1, 20), "KDD": (0, 2, 10), "SIGIR": (0, 1, 25),
+    "IJCAI": (0, 1, 20), "KDD": (0, 2, 10), "SIGIR": (0, 1, 25), "COLM": (0, 3, 25), "CoRL": (0, 6, 1),
+    "LREC": (-1, 12, 1),
 }
 _YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2}|\d{2})(?!\d)")
 RECENT = datetime.timedelta(days=548)  # a template this recent may be reused for the next round: no date
