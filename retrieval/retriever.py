@@ -20,6 +20,7 @@ import numpy as np
 
 from ..hashing import text_hash
 from ..lru import LRU
+from ..index.ingest.markup import clean_title
 from ..index.papers import Hit, SearchFilter
 from ..index.store import parse_before
 from ..types import Chunk
@@ -44,7 +45,7 @@ class HitView:
     @classmethod
     def of(cls, hit: Hit) -> "HitView":
         p = hit.paper
-        return cls(p.id, p.title, p.venue, p.year, round(hit.similarity, 4), p.url, p.authors[:8])
+        return cls(p.id, clean_title(p.title), p.venue, p.year, round(hit.similarity, 4), p.url, p.authors[:8])
 
     @classmethod
     def from_json(cls, data: dict) -> "HitView":

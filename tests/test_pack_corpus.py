@@ -24,7 +24,7 @@ import pytest
 
 from peerlint.index.ingest.corpus_sources import MIN_ABSTRACT_CHARS, PAPERLISTS, SourceRecord, Tree, choose_versions
 from peerlint.index.ingest.load import load_papers, read_corpus
-from peerlint.index.ingest.markup import clean_markup
+from peerlint.index.ingest.markup import clean_markup, clean_title
 from peerlint.index.ingest.pack_corpus import build, group_same_papers, main, merge, write
 
 DATA = Path(__file__).parent / "data" / "corpus"
@@ -60,6 +60,32 @@ def by_id(built):
 ])
 def test_clean_markup(raw, clean):
     assert clean_markup(raw) == clean
+
+
+# titles of the shipped corpus that cleaning left as BibTeX wrote them (JMLR 2018 and 2017, AISTATS 2023,
+# COLT 2021 and 2018): peerlint showed "Rates\\{via Publicly Estimated Subspaces" in a suggestion
+@pytest.mark.parametrize("raw, clean", [
+    ("State-by-state Minimax Adaptive Estimation for Nonparametric Hidden {M}arkov Models",
+     "State-by-state Minimax Adaptive Estimation for Nonparametric Hidden Markov Models"),
+    ("Generalized P{ólya Urn for Time-Varying Pitman-Yor Processes", "Generalized Pólya Urn for Time-Varying Pitman-Yor Processes"),
+    ("{PF}^2ES: Parallel Feasible Pareto Frontier Entropy Search", "PF^2ES: Parallel Feasible Pareto Frontier Entropy Search"),
+    ("(Nearly) Dimension Independent Private ERM with AdaGrad Rates\\{via Publicly Estimated Subspaces",
+     "(Nearly) Dimension Independent Private ERM with AdaGrad Rates via Publicly Estimated Subspaces"),
+    ("Dimensionality Reduced $\\ell^{0}$-Sparse Subspace Clustering", "Dimensionality Reduced ℓ^0-Sparse Subspace Clustering"),
+    ("What you can cram into a single $&!#* vector", "What you can cram into a single $&!#* vector"),
+])
+def test_clean_title(raw, clean):
+    assert clean_title(raw) == clean
+
+
+def test_a_suggested_paper_is_shown_without_bibtex_braces():
+    from peerlint.index.papers import Hit, Paper
+    from peerlint.retrieval.retriever import HitView
+
+    paper = Paper("jmlr-v19-lehericy18a", "State-by-state Minimax Adaptive Estimation for Nonparametric Hidden {M}arkov Models",
+                  "We introduce a new estimator ...", venue="JMLR", year=2018)
+    view = HitView.of(Hit(paper, 0.71))
+    assert view.label() == '"State-by-state Minimax Adaptive Estimation for Nonparametric Hidden Markov Models" (JMLR 2018)'
 
 
 # --- one record per paper ----------------------------------------------------------------------------------

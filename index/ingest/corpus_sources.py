@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .identity import doi_of_url, normalise_arxiv_id, normalise_doi, split_names
-from .markup import clean_markup
+from .markup import clean_markup, clean_title
 
 MIN_ABSTRACT_CHARS = 200  # shorter "abstracts" are titles repeated, "N/A" or a truncated first line
 
@@ -283,7 +283,7 @@ _UNDECIDED = {"active", "submitted", "under review", "pending"}
 
 def _paperlists_convert(raw: dict, venue_dir: str, year: int) -> SourceRecord | None:
     key, venue = VENUES[venue_dir]
-    title = clean_markup(raw.get("title"))
+    title = clean_title(raw.get("title"))
     if not title:
         return None
     status = clean_markup(raw.get("status"))
@@ -310,7 +310,7 @@ def _paperlists_convert(raw: dict, venue_dir: str, year: int) -> SourceRecord | 
 
 def _mla_convert(raw: dict, venue_dir: str, year: int) -> SourceRecord | None:
     key, venue = VENUES.get(venue_dir) or JOURNALS[venue_dir]
-    title = clean_markup(raw.get("title"))
+    title = clean_title(raw.get("title"))
     if not title:
         return None
     authors = []

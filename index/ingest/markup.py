@@ -53,6 +53,19 @@ def clean_markup(text: str | None) -> str:
     return clean_text(text)
 
 
+_ESCAPED_BRACE = re.compile(r"\\[{}]")
+_BRACE = re.compile(r"[{}]")
+
+
+def clean_title(text: str | None) -> str:
+    """`clean_markup` for a title, less what BibTeX-minded sources leave in one: case-protecting braces
+    (`Hidden {M}arkov Models`, `{PF}^2ES`, an unbalanced `P{ólya`) and escaped ones (`Rates\\{via`)."""
+    text = clean_markup(text)
+    if "{" not in text and "}" not in text:
+        return text
+    return clean_text(_BRACE.sub("", _ESCAPED_BRACE.sub(" ", text)))
+
+
 def _math(match: re.Match[str]) -> str:
     body = next(group for group in match.groups() if group is not None)
     if not _MATHY.search(body.strip()):
