@@ -138,3 +138,21 @@ def test_abbreviations_start_no_sentence_in_lower_case(scale, vector_index):
                "(config.json), and the tokenizer files (e.g. vocab.json, merges.txt, tokenizer_config.json).")
     rated = scale.rate_section(vector_index.embed([details]), [details], "method")
     assert rated.rating > 4.0, rated.phrase()
+
+
+def test_the_scale_bench_reads_sections_of_the_papers_it_is_given(tmp_path):
+    """`bench drafts --suite scale --from-latex DIR…`: a user's own papers (folders or root files) in place
+    of tests/data/real, named by folder or file, their rows labelled as such."""
+    from peerlint.benchmarks.drafts.scale_bench import abstract_rows, landing_rows
+    from peerlint.benchmarks.drafts.scale_data import REAL, real_sections
+
+    folder, root = REAL / "iclr2020-deepsphere", REAL / "acl2019-highres" / "acl2019.tex"
+    got = real_sections(projects=[folder, root])
+    assert {s.paper for s in got} == {"iclr2020-deepsphere", "acl2019"}
+    assert all(s.split == "real" and s.paragraphs for s in got)
+    assert [s.kind for s in got if s.paper == "acl2019"][0] == "abstract"
+    assert {s.paper for s in real_sections()} >= {"iclr2020-deepsphere", "acl2019-highres"}  # the default: all of them
+    same = {"scale": 7.0, "today": 3.0, "length": 100.0, "typo count": 0.0}
+    records = [{"split": "real", "kind": "abstract", "published": same, "combined": {**same, "scale": 2.0}}]
+    assert landing_rows(records, "--from-latex papers")[0][:2] == ["--from-latex papers", "abstract"]
+    assert abstract_rows(records, "--from-latex papers")[0][0][0] == "--from-latex papers abstracts"

@@ -56,6 +56,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rebuild", action="store_true",
                         help="scale: retrain the section quality scale (analyzers/drafts/data/quality_scale.npz) from "
                              "benchmarks/drafts/data/published_sections.jsonl.xz before measuring it")
+    parser.add_argument("--from-latex", nargs="+", type=Path, default=None, metavar="DIR",
+                        help="scale: LaTeX projects (folders or root .tex files) whose sections are scored as published "
+                             "and degraded, in place of tests/data/real (your own papers, or papers the scale never saw); "
+                             "written as drafts-scale-from-latex")
     parser.add_argument("--out", type=Path, default=None, help=RESULTS_HELP)
 
 

@@ -67,10 +67,13 @@ def measure(scale: QualityScale, register, embed, sections: list[Section]) -> li
     return out
 
 
-def landing_rows(records: list[dict]) -> list[list]:
+REAL_LABEL = "tests/data/real"
+
+
+def landing_rows(records: list[dict], real: str = REAL_LABEL) -> list[list]:
     """Published held-out sections by source and kind: the new scale's median and minimum beside today's."""
     rows = []
-    for source, label in (("test", "ACLSum test"), ("real", "tests/data/real")):
+    for source, label in (("test", "ACLSum test"), ("real", real)):
         for kind in KINDS + (ANY_KIND, "all"):
             recs = [r for r in records if r["split"] == source and (kind == "all" or r["kind"] == kind)]
             if not recs:
@@ -86,9 +89,9 @@ def lower_share(records: list[dict], degradation: str, scorer: str) -> float:
     return float(np.mean([r[degradation][scorer] < r["published"][scorer] for r in records]))
 
 
-def degraded_rows(records: list[dict]) -> list[list]:
+def degraded_rows(records: list[dict], real: str = REAL_LABEL) -> list[list]:
     rows = []
-    for source, label in (("test", "ACLSum test"), ("real", "tests/data/real"), (None, "all")):
+    for source, label in (("test", "ACLSum test"), ("real", real), (None, "all")):
         recs = [r for r in records if source is None or r["split"] == source]
         if not recs:
             continue
@@ -99,11 +102,11 @@ def degraded_rows(records: list[dict]) -> list[list]:
     return rows
 
 
-def abstract_rows(records: list[dict]) -> tuple[list[list], dict]:
+def abstract_rows(records: list[dict], real: str = REAL_LABEL) -> tuple[list[list], dict]:
     """Issue 34's check on held-out abstracts, each its own section: median, minimum, and how many of
     the combined degradations (lower case, fillers, "we kinda", swapped letters) score lower."""
     rows, detail = [], {}
-    for source, label in (("real", "tests/data/real abstracts"), ("test", "ACLSum test abstracts")):
+    for source, label in (("real", f"{real} abstracts"), ("test", "ACLSum test abstracts")):
         recs = [r for r in records if r["split"] == source and r["kind"] == "abstract"]
         if not recs:
             continue
@@ -154,19 +157,23 @@ def run(bench: Bench) -> None:
     if scale is None:
         raise BenchError(f"no quality scale in {SCALE_FILE}: run `peerlint bench drafts --suite scale --rebuild`")
     register = load_register_head()
-    held_out = eval_sections(sections + real_sections())
+    projects = getattr(bench.args, "from_latex", None)
+    real = "--from-latex papers" if projects else REAL_LABEL
+    held_out = eval_sections(sections + real_sections(projects=projects))
     records = measure(scale, register, embed, held_out)
-    landing = landing_rows(records)
-    lowered = degraded_rows(records)
-    abstracts, abstract_detail = abstract_rows(records)
+    landing = landing_rows(records, real)
+    lowered = degraded_rows(records, real)
+    abstracts, abstract_detail = abstract_rows(records, real)
     llm, llm_detail = llm_rows(bench, records, held_out)
-    bench.report("scale", {"held_out": f"{sum(r['split'] == 'test' for r in records)} sections of ACLSum's test split "
-                                       f"(up to 30 a kind) and {sum(r['split'] == 'real' for r in records)} of tests/data/real; "
-                                       f"each its first {EVAL_PARAGRAPHS} paragraph(s) of 20+ words",
-                           "degradations": "benchmarks/drafts/degrade.py, test lexicon (fillers and hedges the head never saw)",
-                           "scale": scale.info, "baselines": {"today": "register head, mean paragraph rating (1-10)",
-                                                              "length": "mean words per paragraph",
-                                                              "typo count": "minus the share of out-of-vocabulary words"}},
+    bench.report("scale-from-latex" if projects else "scale",
+                 {"held_out": f"{sum(r['split'] == 'test' for r in records)} sections of ACLSum's test split "
+                              f"(up to 30 a kind) and {sum(r['split'] == 'real' for r in records)} of {real}; "
+                              f"each its first {EVAL_PARAGRAPHS} paragraph(s) of 20+ words",
+                  **({"projects": [str(p) for p in projects]} if projects else {}),
+                  "degradations": "benchmarks/drafts/degrade.py, test lexicon (fillers and hedges the head never saw)",
+                  "scale": scale.info, "baselines": {"today": "register head, mean paragraph rating (1-10)",
+                                                     "length": "mean words per paragraph",
+                                                     "typo count": "minus the share of out-of-vocabulary words"}},
                  [("scale: published held-out sections (target: abstracts median >= 6, none < 3)",
                    ["source", "kind", "sections", "median", "min", "share >= 5", "today median", "today min"], landing),
                   ("scale: degraded version scores lower than its original (target >= 0.85)",

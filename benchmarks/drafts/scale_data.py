@@ -101,18 +101,21 @@ def aclsum_sections(dataset: Path) -> list[Section]:
     return out
 
 
-def real_sections(folder: Path = REAL) -> list[Section]:
-    """The papers of tests/data/real through the project's own LaTeX parser: the sections a summary
-    would judge (`summaries.sections_of`), first `MAX_PARAGRAPHS` paragraphs each."""
+def real_sections(folder: Path = REAL, projects: Iterable[Path] | None = None) -> list[Section]:
+    """The papers of tests/data/real (or the LaTeX `projects` given: folders or root .tex files) through
+    the project's own LaTeX parser: the sections a summary would judge (`summaries.sections_of`), first
+    `MAX_PARAGRAPHS` paragraphs each."""
 
+    papers = sorted(p for p in folder.iterdir() if p.is_dir()) if projects is None else [Path(p) for p in projects]
     out = []
-    for paper in sorted(p for p in folder.iterdir() if p.is_dir()):
-        choice = root_in_folder(paper)
-        if choice is None:
+    for paper in papers:
+        root = paper if paper.is_file() else (choice.root if (choice := root_in_folder(paper)) else None)
+        if root is None:
             continue
-        for group in sections_of(parse_project(choice.root).chunks):
+        name = paper.stem if paper.is_file() else paper.name
+        for group in sections_of(parse_project(root).chunks):
             texts = [c.text for c in group][:MAX_PARAGRAPHS]
-            out.append(Section(paper.name, "real", group[0].section,
+            out.append(Section(name, "real", group[0].section,
                                section_kind(group[0].section, group[0].kind), texts))
     return out
 
