@@ -6,10 +6,11 @@ re-ranking rows and 200 queries' postings mapped ~2 GB that were read once. Read
 same bytes come from the same page cache, shared and dropped under memory pressure, and the process
 holds only the rows it asked for. A smaller file (up to `MAP_LIMIT`, the default index's vectors among
 them) is memory-mapped, so a search's few hundred scattered rows are one fancy index, not a few
-hundred system calls. The kernel maps 64 KB around every faulting row whatever the advice, so the
-map's pages are released (`MADV_DONTNEED`) once the reads may have made `RELEASE_PAGES` of them
-resident; those pages are also what makes the next rows cheap, hence a budget and not a release per
-read (measured on the latency page, docs/benchmarks/latency.md).
+hundred system calls. The kernel maps more than the row around every faulting one whatever the advice
+(64 KB of fault-around, or all of a large folio when the page cache holds the file in those, as after
+a sequential read: up to 2 MB), so the map's pages are released (`MADV_DONTNEED`) once the reads may
+have made `RELEASE_PAGES` of them resident; those pages are also what makes the next rows cheap, hence
+a budget and not a release per read (measured on the latency page, docs/benchmarks/latency.md).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from numpy.lib import format as npy_format
 
 MAP_LIMIT = 256 << 20  # files up to this size are read through a memory map
 RELEASE_PAGES = 16_384  # pages a map may have made resident before they are released (64 MB)
-FAULT_AROUND = 16  # pages the kernel maps around each faulting one (64 KB; MADV_RANDOM does not stop it)
+PAGES_PER_READ = 512  # pages one faulting row may map: a 2 MB large folio (64 KB of fault-around on small pages)
 
 
 class NpyReader:
@@ -82,7 +83,7 @@ class NpyReader:
     def slice(self, start: int, end: int) -> np.ndarray:
         """Rows start..end-1, one read."""
         if self._map is not None:
-            return self._released(self._map[start:end].copy(), (end - start) * self._row // mmap.PAGESIZE + FAULT_AROUND)
+            return self._released(self._map[start:end].copy(), (end - start) * self._row // mmap.PAGESIZE + PAGES_PER_READ)
         return self._read(start, max(0, end - start)) if end > start else np.zeros((0, *self.shape[1:]), self.dtype)
 
     def rows(self, keys: np.ndarray) -> np.ndarray:
@@ -90,7 +91,7 @@ class NpyReader:
         them sorted, so a paper's chunks are one read)."""
         keys = np.asarray(keys, dtype=np.int64)
         if self._map is not None:
-            return self._released(self._map[keys], len(keys) * FAULT_AROUND)
+            return self._released(self._map[keys], len(keys) * PAGES_PER_READ)
         if len(keys) == 0:
             return np.zeros((0, *self.shape[1:]), self.dtype)
         breaks = np.flatnonzero(np.diff(keys) != 1) + 1

@@ -156,14 +156,14 @@ def test_a_batch_of_queries_ranks_as_each_query_alone(index, papers, embedder):
 
 
 def test_only_a_searching_caller_reads_the_index_ahead(built, monkeypatch):
-    """Reading the graph and vectors into the page cache is for processes that will search; `index
-    info` and `doctor` open the index only for its statistics (at 3M papers the read-ahead is ~10 s)."""
+    """Reading the graph, vectors and BM25 postings into the page cache is for processes that will search;
+    `index info` and `doctor` open the index only for its statistics (at 3M papers the read-ahead is ~10 s)."""
     read: list[str] = []
     monkeypatch.setattr(store_module, "prefetch", lambda path, budget: read.append(path.name) or True)
     open_index(built[0], read_ahead=False).close()
     assert read == []
     open_index(built[0]).close()
-    assert read == ["vectors.usearch", "vectors.npy"]
+    assert read == ["vectors.usearch", "vectors.npy", "lexical-docs.npy", "lexical-tf.npy"]
 
 
 def _columns_of(root: Path) -> tuple:
