@@ -73,6 +73,28 @@ def test_search_with_filters(index_path):
     assert older and all(r["year"] < 2018 for r in older)
 
 
+def test_search_shows_titles_without_bibtex_braces(tmp_path):
+    """Titles as the shipped corpus holds a few of them (JMLR 2018, COLT 2021): `peerlint search` prints
+    and writes them as a finding shows them."""
+    from peerlint.index.build import build_index
+    from peerlint.index.papers import Paper
+
+    papers = [Paper("jmlr-lehericy18a", "State-by-state Minimax Adaptive Estimation for Nonparametric Hidden {M}arkov Models",
+                    "We introduce a new estimator for the emission densities of a nonparametric hidden Markov model, "
+                    "adaptive and minimax for each state.", venue="JMLR", year=2018),
+              Paper("colt-2021-asi", "(Nearly) Dimension Independent Private ERM with AdaGrad Rates\\{via Publicly Estimated Subspaces",
+                    "We revisit differentially private empirical risk minimization with public data to estimate the "
+                    "gradient subspace.", venue="COLT", year=2021)]
+    build_index(papers, tmp_path / "index", show_progress=False)
+    rows = json.loads(peerlint("search", "hidden Markov model emission densities", "--json", "--index",
+                               str(tmp_path / "index")).stdout)
+    titles = {r["id"]: r["title"] for r in rows}
+    assert titles["jmlr-lehericy18a"] == "State-by-state Minimax Adaptive Estimation for Nonparametric Hidden Markov Models"
+    assert titles["colt-2021-asi"] == "(Nearly) Dimension Independent Private ERM with AdaGrad Rates via Publicly Estimated Subspaces"
+    text = peerlint("search", "private ERM public subspaces", "--index", str(tmp_path / "index")).stdout
+    assert "AdaGrad Rates via Publicly" in text and "{" not in text
+
+
 def test_user_errors_are_one_line_and_exit_2(tmp_path):
     missing = peerlint("check", "no-such.tex", "--index", str(tmp_path / "idx"))
     assert missing.returncode == 2 and missing.stderr.startswith("peerlint: error:") and "Traceback" not in missing.stderr

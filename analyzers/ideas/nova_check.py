@@ -30,7 +30,7 @@ research problem, same approach); the idea is *novel* only when no paper does.  
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -280,8 +280,7 @@ def check_idea(text: str, retriever_or_index, llm=None, *, rounds: int = ROUNDS,
     ranked, queries = planned_retrieval(text, retriever_or_index, llm, rounds, per_round, k, flt, counts)
     judgments: list[PaperJudgment] = []
     for hit, sim, query in ranked:
-        view = HitView(hit.paper.id, hit.paper.title, hit.paper.venue, hit.paper.year, round(sim, 4),
-                       hit.paper.url, hit.paper.authors[:8])
+        view = replace(HitView.of(hit), similarity=round(sim, 4))
         if sim < floor:
             judgments.append(PaperJudgment(view, "below-floor", False, None, "", query))
         elif same_above is not None and sim >= same_above:

@@ -9,6 +9,7 @@ import json
 
 from ...errors import UserError
 from .common import index_arg, open_index_or_fail, warn
+from ...index.ingest.markup import clean_title
 from ...index.papers import SearchFilter
 from ...retrieval.hybrid import DEFAULT_MODE, MODES
 from ...retrieval.retriever import Retriever
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UserError(str(exc)) from None
     if args.json:
-        print(json.dumps([{"id": h.paper.id, "title": h.paper.title, "venue": h.paper.venue, "year": h.paper.year,
+        print(json.dumps([{"id": h.paper.id, "title": clean_title(h.paper.title), "venue": h.paper.venue, "year": h.paper.year,
                            "similarity": round(h.similarity, 4), "score": round(h.score, 4), "url": h.paper.url}
                           for h in hits]))
         return 0
@@ -54,5 +55,5 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(f"{'sim':>6} {'score':>7}  {'venue':<8} {'year':<5} title")
     for h in hits:
-        print(f"{h.similarity:6.3f} {h.score:7.3f}  {h.paper.venue[:8]:<8} {str(h.paper.year or ''):<5} {h.paper.title}")
+        print(f"{h.similarity:6.3f} {h.score:7.3f}  {h.paper.venue[:8]:<8} {str(h.paper.year or ''):<5} {clean_title(h.paper.title)}")
     return 0
