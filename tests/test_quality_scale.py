@@ -156,3 +156,24 @@ def test_the_scale_bench_reads_sections_of_the_papers_it_is_given(tmp_path):
     records = [{"split": "real", "kind": "abstract", "published": same, "combined": {**same, "scale": 2.0}}]
     assert landing_rows(records, "--from-latex papers")[0][:2] == ["--from-latex papers", "abstract"]
     assert abstract_rows(records, "--from-latex papers")[0][0][0] == "--from-latex papers abstracts"
+
+
+def test_the_scale_bench_says_which_given_project_it_cannot_read(tmp_path):
+    """A mistyped path, a non-LaTeX file or a folder without a root file: one clear message naming it,
+    from the command line before any index is built (exit 2), never a table without the user's papers."""
+    import subprocess
+    import sys
+
+    from peerlint.benchmarks.drafts.scale_data import REAL, real_sections
+
+    (tmp_path / "notes.txt").write_text("not LaTeX")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "section.tex").write_text("\\section{Intro} A fragment with no document.\n")
+    for bad, says in ((tmp_path / "missing", "does not exist"), (tmp_path / "notes.txt", "is not a .tex file"),
+                      (tmp_path / "empty", "holds no root .tex file")):
+        with pytest.raises(ValueError, match=says):
+            real_sections(projects=[REAL / "iclr2020-deepsphere", bad])
+    run = subprocess.run([sys.executable, "-m", "peerlint", "bench", "drafts", "--suite", "scale", "--from-latex",
+                          str(tmp_path / "missing")], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and run.stderr.strip().endswith(
+        f"--from-latex: {tmp_path / 'missing'} does not exist: pass a LaTeX project folder or its root .tex file")

@@ -25,6 +25,8 @@ from ..harness.corpus_index import ensure_index
 from ...index.ingest.load import default_corpus_path, load_papers
 from . import suites as drafts_suites
 from .context import Bench, BenchError, log
+from .scale_data import check_projects
+from ...errors import UserError
 
 SUITES = ("consistency", "informal", "revisions", "diff", "venue", "style", "acceptance", "latency", "scale")
 
@@ -64,6 +66,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    if args.from_latex:
+        try:  # before the bench's index is built: a mistyped path is said in a second, not minutes
+            check_projects(args.from_latex)
+        except ValueError as exc:
+            raise UserError(f"--from-latex: {exc}") from None
     sources = [Path(p) for p in (args.corpus or [default_corpus_path()])]
     papers = load_papers(sources, warn=lambda m: None)
     if not papers:

@@ -159,7 +159,10 @@ def run(bench: Bench) -> None:
     register = load_register_head()
     projects = getattr(bench.args, "from_latex", None)
     real = "--from-latex papers" if projects else REAL_LABEL
-    held_out = eval_sections(sections + real_sections(projects=projects))
+    try:
+        held_out = eval_sections(sections + real_sections(projects=projects))
+    except ValueError as exc:
+        raise BenchError(f"--from-latex: {exc}") from None
     records = measure(scale, register, embed, held_out)
     landing = landing_rows(records, real)
     lowered = degraded_rows(records, real)

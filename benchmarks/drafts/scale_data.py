@@ -106,17 +106,33 @@ def real_sections(folder: Path = REAL, projects: Iterable[Path] | None = None) -
     the project's own LaTeX parser: the sections a summary would judge (`summaries.sections_of`), first
     `MAX_PARAGRAPHS` paragraphs each."""
 
-    papers = sorted(p for p in folder.iterdir() if p.is_dir()) if projects is None else [Path(p) for p in projects]
+    papers = sorted(p for p in folder.iterdir() if p.is_dir()) if projects is None else check_projects(projects)
     out = []
     for paper in papers:
         root = paper if paper.is_file() else (choice.root if (choice := root_in_folder(paper)) else None)
         if root is None:
+            if projects is not None:
+                raise ValueError(f"{paper} holds no root .tex file (one with \\documentclass or \\begin{{document}}): "
+                                 "pass the project's root .tex file")
             continue
         name = paper.stem if paper.is_file() else paper.name
         for group in sections_of(parse_project(root).chunks):
             texts = [c.text for c in group][:MAX_PARAGRAPHS]
             out.append(Section(name, "real", group[0].section,
                                section_kind(group[0].section, group[0].kind), texts))
+    return out
+
+
+def check_projects(projects: Iterable[Path]) -> list[Path]:
+    """The LaTeX projects a user named (folders or .tex files), or a ValueError naming the first that is
+    neither, before anything is embedded."""
+    out = []
+    for path in map(Path, projects):
+        if not path.exists():
+            raise ValueError(f"{path} does not exist: pass a LaTeX project folder or its root .tex file")
+        if path.is_file() and path.suffix.lower() != ".tex":
+            raise ValueError(f"{path} is not a .tex file: pass a LaTeX project folder or its root .tex file")
+        out.append(path)
     return out
 
 
