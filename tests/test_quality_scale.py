@@ -177,3 +177,14 @@ def test_the_scale_bench_says_which_given_project_it_cannot_read(tmp_path):
                           str(tmp_path / "missing")], capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and run.stderr.strip().endswith(
         f"--from-latex: {tmp_path / 'missing'} does not exist: pass a LaTeX project folder or its root .tex file")
+
+
+def test_british_spellings_are_not_typos_and_typos_still_are(scale):
+    """The vocabulary is mostly American: a held-out NeurIPS 2025 paper's "cancelling" and "levelled"
+    counted as typos of "canceling" and "leveled".  British spellings are words; the keystroke slips
+    beside them are still typos."""
+    typos = SURFACE.index("likely typos")
+    british = "We find the cancelling terms levelled off, signalled by vapour traces that benefitted the models."
+    assert surface_features(british, scale.vocabulary)[typos] == 0.0
+    slips = "We find the cancleling terms levelld off, signalled by vapuor traces that bennefited the modle."
+    assert surface_features(slips, scale.vocabulary)[typos] > 0.3

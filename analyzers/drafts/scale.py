@@ -84,9 +84,22 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _SUFFIXES = ("s", "es", "ed", "d", "ing", "er", "ers", "ly", "al", "ally", "ion", "ions", "ness", "able")
 
 
-def known(word: str, vocabulary: frozenset[str]) -> bool:
-    """A published word, or one with a common ending added to it ("raters", "bots")."""
+_BRITISH = (re.compile(r"(?<=[aeiou])(l)l(?=(?:ed|ing|er|ers)$)"),  # cancelled, levelled, signalling
+            re.compile(r"(?<=^benefi)(t)t(?=(?:ed|ing)$)|(?<=^focu)(s)s(?=(?:ed|es|ing)$)"),  # benefitted, focussed
+            re.compile(r"(?<=[^aeiou])(o)u(?=r(?:s|ed|ing|able|ably|ite|ites|less)?$)"))  # vapour, favourable
+
+
+def _plain(word: str, vocabulary: frozenset[str]) -> bool:
     return word in vocabulary or any(word.endswith(x) and word[:-len(x)] in vocabulary for x in _SUFFIXES)
+
+
+def known(word: str, vocabulary: frozenset[str]) -> bool:
+    """A published word, or one with a common ending added to it ("raters", "bots"), or the British
+    spelling of one ("levelled", "benefitted", "vapour"): the corpus is mostly American, and a
+    British draft is not misspelt."""
+    return _plain(word, vocabulary) or any(
+        _plain(british, vocabulary) for rule in _BRITISH
+        if (british := rule.sub(lambda m: m.group(m.lastindex), word, count=1)) != word)
 
 
 @lru_cache(maxsize=65536)  # a draft repeats its own terms; the frozenset's hash is computed once
