@@ -88,6 +88,25 @@ def test_a_suggested_paper_is_shown_without_bibtex_braces():
     assert view.label() == '"State-by-state Minimax Adaptive Estimation for Nonparametric Hidden Markov Models" (JMLR 2018)'
 
 
+def test_a_rating_s_reference_passage_is_titled_without_bibtex_braces():
+    """The published passages a rating was compared with are shown in its evidence, titles and all."""
+    import numpy as np
+
+    from peerlint.analyzers.drafts.scoring import DraftScorer
+    from peerlint.index.papers import Hit, Paper
+
+    class OneHit:
+        def vectors(self, texts, hashes):
+            return np.zeros((len(texts), 4), np.float32)
+
+        def search(self, vec, text, k, flt=None):
+            return [Hit(Paper("jmlr-v19-lehericy18a", "Nonparametric Hidden {M}arkov Models",
+                              "We introduce a new estimator ...", venue="JMLR", year=2018), 0.71)]
+
+    refs = DraftScorer(None, OneHit(), truncate=lambda text, n: text).references("A draft paragraph on hidden Markov models.")
+    assert [r.title for r in refs] == ["Nonparametric Hidden Markov Models"]
+
+
 # --- one record per paper ----------------------------------------------------------------------------------
 
 

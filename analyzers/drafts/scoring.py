@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ...index.ingest.markup import clean_title
 from ...index.papers import Hit, SearchFilter
 from .text import PreparedText, delimited, prepare
 from ...llm.base import ChoiceScores, GenerateParams, LLMError
@@ -133,7 +134,7 @@ class DraftScorer:
         flt = SearchFilter(venues=(venue,) if venue else (), exclude_ids=frozenset(exclude_ids))
         hits = self.retriever.search(vec, text, self.k + 2, flt if (venue or exclude_ids) else None)
         kept = [h for h in hits if h.similarity < self.self_match][: self.k]
-        return tuple(Reference(h.paper.id, h.paper.title, h.paper.venue, h.paper.year, float(h.similarity),
+        return tuple(Reference(h.paper.id, clean_title(h.paper.title), h.paper.venue, h.paper.year, float(h.similarity),
                                self.truncate(hit_text(h), self.ref_tokens)) for h in kept)
 
     # -- prompts ---------------------------------------------------------------------------
