@@ -386,6 +386,19 @@ def test_bibtex_entries(tmp_path):
     ]
 
 
+def test_a_bib_that_redefines_its_string_macros_reads_quietly(tmp_path, caplog):
+    """Real CVPR-template .bib files define `pami`, `ijcv`, ... in each file (tests/data/real's CVPR
+    papers): bibtexparser warned once per redefinition, some thirty lines before any result."""
+    path = tmp_path / "refs.bib"
+    path.write_text('@string{pami = "IEEE TPAMI"}\n@string{pami = "IEEE Trans. PAMI"}\n'
+                    '@article{he2016, title = {Deep Residual Learning}, journal = pami, year = {2016},\n'
+                    '  abstract = {Deeper networks are harder to train.}}\n', encoding="utf-8")
+    with caplog.at_level(logging.DEBUG - 5):
+        papers, warnings = collect([path])
+    assert [(p.id, p.venue) for p in papers] == [("he2016", "IEEE Trans. PAMI")] and warnings == []
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
 # --- .tex papers and directories ---------------------------------------------------------------------------------
 
 

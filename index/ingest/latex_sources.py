@@ -5,6 +5,7 @@ Kept apart from `ingest` so that reading the usual JSONL corpora never loads pyl
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +19,17 @@ from pylatexenc import latex2text, latexwalker, macrospec
 from .identity import normalise_arxiv_id, normalise_doi
 from .records import BadRecord, FileReport, Warn, clean_text, parse_date, read_text
 from ..papers import Paper
+
+
+class _RedefinedStrings(logging.Filter):
+    """A project's .bib files often each define the same @string macros (the CVPR templates' `pami`,
+    `ijcv`, ...); bibtexparser warns once per redefinition, which BibTeX itself accepts silently."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Overwriting existing string")
+
+
+logging.getLogger("bibtexparser.bparser").addFilter(_RedefinedStrings())
 
 
 def _latex_contexts() -> tuple[macrospec.LatexContextDb, latex2text.LatexNodes2Text]:
