@@ -23,7 +23,7 @@ from ..papers import Paper
 
 class _RedefinedStrings(logging.Filter):
     """A project's .bib files often each define the same @string macros (the CVPR templates' `pami`,
-    `ijcv`, ...); bibtexparser warns once per redefinition, which BibTeX itself accepts silently."""
+    `ijcv`, ...); bibtexparser warns once per redefinition, though BibTeX takes the last definition."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         return not str(record.msg).startswith("Overwriting existing string")
