@@ -51,6 +51,13 @@ POSTINGS = "lexical"  # the prefix of the postings files beside meta.sqlite
 K1, B = 1.2, 0.75  # FTS5's own BM25 constants
 MAX_POSTINGS = 400_000_000  # ~4M abstracts (12 bytes each while building); beyond, FTS5 alone answers
 
+
+def postings_file(folder: Path, name: str) -> Path:
+    """One of a build's postings files (`name`: docs.npy, tf.npy, indptr.npy, lengths.npy,
+    vocabulary.json, info.json)."""
+    return folder / f"{POSTINGS}-{name}"
+
+
 _MATH = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]", re.S)
 _COMMAND = re.compile(r"\\[A-Za-z@]+\*?|\\.")
 _PLACEHOLDER = re.compile(r"\[(?:math|cite|ref|url|code|dummy)\]")  # what the LaTeX parser leaves in chunk text
@@ -83,7 +90,7 @@ def append_rows(db: sqlite3.Connection, previous: Path, rows: Iterable[tuple[int
     """Add (paper idx, title, abstract) rows to a copied table, in the caller's transaction, and write
     the postings of the previous build (`previous`) merged with theirs beside the database; without
     usable previous postings none are written and FTS5 answers the new build."""
-    old_info = previous / f"{POSTINGS}-info.json"
+    old_info = postings_file(previous, "info.json")
     try:
         old = Postings(previous) if old_info.exists() else None
     except (OSError, ValueError, KeyError, TypeError):
@@ -149,7 +156,7 @@ class PostingsWriter:
     def write(self, folder: Path) -> None:
         """The arrays as `lexical-*` files in `folder` (the build's), the info file last: it is what
         `Postings.open` checks, so a half-written set is never read."""
-        info = folder / f"{POSTINGS}-info.json"
+        info = postings_file(folder, "info.json")
         info.unlink(missing_ok=True)
         if self.full:
             return
@@ -161,9 +168,9 @@ class PostingsWriter:
         n = max(self.lengths, default=-1) + 1
         lengths = np.zeros(n, dtype=np.float32)
         lengths[list(self.lengths)] = list(self.lengths.values())
-        np.save(folder / f"{POSTINGS}-indptr.npy", indptr)
-        np.save(folder / f"{POSTINGS}-lengths.npy", lengths)
-        (folder / f"{POSTINGS}-vocabulary.json").write_text(json.dumps(list(self.term_ids)), encoding="utf-8")
+        np.save(postings_file(folder, "indptr.npy"), indptr)
+        np.save(postings_file(folder, "lengths.npy"), lengths)
+        postings_file(folder, "vocabulary.json").write_text(json.dumps(list(self.term_ids)), encoding="utf-8")
         info.write_text(json.dumps({"papers": int(n), "k1": K1, "b": B, "title_weight": TITLE_WEIGHT}))
 
 
@@ -176,8 +183,8 @@ def _bucket_by_term(term: np.ndarray, docs: np.ndarray, tfs: np.ndarray, indptr:
     ~300M postings; a lexsort of them took 2.4 GB of indices alone)."""
     from numpy.lib.format import open_memmap
 
-    out_docs = open_memmap(folder / f"{POSTINGS}-docs.npy", mode="w+", dtype=np.int32, shape=(len(term),))
-    out_tf = open_memmap(folder / f"{POSTINGS}-tf.npy", mode="w+", dtype=np.float32, shape=(len(term),))
+    out_docs = open_memmap(postings_file(folder, "docs.npy"), mode="w+", dtype=np.int32, shape=(len(term),))
+    out_tf = open_memmap(postings_file(folder, "tf.npy"), mode="w+", dtype=np.float32, shape=(len(term),))
     cursor = indptr[:-1].copy()
     for lo in range(0, len(term), block):
         part = term[lo : lo + block]
@@ -197,7 +204,7 @@ class Postings:
 
     def __init__(self, folder: Path):
         def path(name: str) -> Path:
-            return folder / f"{POSTINGS}-{name}"
+            return postings_file(folder, name)
 
         info = json.loads(path("info.json").read_text(encoding="utf-8"))
         self.papers = int(info["papers"])

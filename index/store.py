@@ -177,8 +177,8 @@ class VectorIndex:
         3M: 3.9 GB, a few seconds of sequential reading on top of the ~20 s the metadata takes; the
         latency page measures what the postings save a first look)."""
         budget = int(available_memory() * PREFETCH_SHARE)
-        for name in ("vectors.usearch", "vectors.npy", f"{lexical.POSTINGS}-docs.npy", f"{lexical.POSTINGS}-tf.npy"):
-            path = self.build / name
+        for path in (self.build / "vectors.usearch", self.build / "vectors.npy",
+                     lexical.postings_file(self.build, "docs.npy"), lexical.postings_file(self.build, "tf.npy")):
             if not prefetch(path, budget):
                 break
             budget -= path.stat().st_size
