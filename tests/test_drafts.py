@@ -482,3 +482,27 @@ def test_operating_points_use_the_editors_own_flag_rule():
     for analyzer in (QualityAnalyzer(), VenueStyleAnalyzer()):
         point = _operating_point(analyzer, np.array([below, below, above]), np.array([above, below]))
         assert point["recall"] == pytest.approx(2 / 3) and point["false_flag_rate"] == 0.5
+
+
+def test_a_venue_that_lags_the_others_is_judged_by_a_head_that_stops_at_its_newest_year(vector_index, tmp_path):
+    """A venue indexed up to an older year than the others loses its new-topic papers to them, so its own
+    new papers would read unlike it: its style head learns from every venue's papers up to its newest
+    year, and falls back to the whole head when too few venues reach back that far."""
+    from conftest import shipped_papers
+    from peerlint.analyzers.drafts.heads import head_labels, index_head_labels, style_cuts, style_head_for, venue_head_for
+
+    shipped = shipped_papers()
+    cuts = style_cuts(head_labels([p.venue for p in shipped], [p.status or "" for p in shipped]),
+                      [p.year for p in shipped])
+    assert cuts["emnlp"] == 2023 and cuts["acl"] == 2024 and cuts["aaai"] == 2022
+    assert not {"neurips", "iclr", "icml", "cvpr", "coling"} & set(cuts)  # as recent as the newest proceedings
+
+    # the test index: ICLR 2017, COLING 2020, ACL and NAACL 2021
+    assert style_cuts(index_head_labels(vector_index), list(vector_index.years)) == {"iclr": 2017, "coling": 2020}
+    whole = venue_head_for(vector_index, tmp_path)
+    coling = style_head_for(vector_index, "COLING", tmp_path)
+    assert coling.info["upto"] == 2020 and coling.classes == ("coling", "iclr")
+    assert (tmp_path / "drafts" / f"venue-head-{vector_index.build.name}-to2020.npz").is_file()
+    assert style_head_for(vector_index, "ACL", tmp_path).classes == whole.classes == ("acl", "coling", "iclr", "naacl")
+    iclr = style_head_for(vector_index, "ICLR", tmp_path)  # up to 2017 only ICLR: nothing to tell it from
+    assert "upto" not in iclr.info and iclr.classes == whole.classes

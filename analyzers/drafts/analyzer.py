@@ -20,7 +20,8 @@ from typing import Sequence
 import numpy as np
 
 from ...locations import cache_root
-from .heads import LinearHead, VenueHead, load_register_head, percentile_of, venue_head_for
+from ...lru import LRU
+from .heads import LinearHead, VenueHead, load_register_head, percentile_of, style_head_for
 from .scoring import ChunkScore, DraftScorer
 from .text import prepare
 from ...types import PROSE_KINDS, AnalysisContext, Chunk, Judgment
@@ -53,6 +54,18 @@ def compatible(model_id: str, index) -> bool:
     return bool(model_id) and have.split("@")[0] == model_id.split("@")[0] and not have.endswith("@static")
 
 
+_STYLE_HEADS = LRU(64)  # (index build, venue) -> the head its style percentile is read from
+
+
+def venue_style_head(index, venue: str) -> VenueHead | None:
+    """The head a venue's style is read from (`heads.style_head_for`): the build's venue head, or one that
+    stops at the venue's newest year when the venue lags the others; None when the index's vectors are
+    not the model's or there is no venue."""
+    if not venue or not compatible(index.manifest.model_id, index):
+        return None
+    return _STYLE_HEADS.get_or((str(index.build), venue.lower()), lambda: style_head_for(index, venue, cache_root()))
+
+
 class DraftsAnalyzer:
     """Base of `QualityAnalyzer` and `VenueStyleAnalyzer`; subclasses set aspect, code and wording."""
 
@@ -65,7 +78,7 @@ class DraftsAnalyzer:
     def __init__(self):
         self._ratings: dict[tuple, Rated] = {}
         self._lock = threading.Lock()
-        self._venue_heads: dict = {}  # index build -> its venue head; ("venues", build) -> its venue names
+        self._venue_heads: dict = {}  # ("venues", index build) -> its venue names
         self._register: LinearHead | None = load_register_head()
 
     # -- what subclasses decide ------------------------------------------------------------
@@ -92,13 +105,6 @@ class DraftsAnalyzer:
         if key not in self._venue_heads:
             self._venue_heads[key] = frozenset(str(v) for v in index.venues)
         return venue.lower() in self._venue_heads[key]
-
-    def venue_head(self, index) -> VenueHead | None:
-        key = str(index.build)
-        if key not in self._venue_heads:
-            head = venue_head_for(index, cache_root()) if compatible(index.manifest.model_id, index) else None
-            self._venue_heads[key] = head
-        return self._venue_heads[key]
 
     def analyze(self, chunks: Sequence[Chunk], ctx: AnalysisContext) -> list[Judgment]:
         todo = {c.hash for c in chunks if c.kind in PROSE_KINDS}

@@ -250,18 +250,67 @@ def paper_matrix(index) -> np.ndarray:
     return index.paper_matrix()
 
 
-def venue_head_for(index, cache_dir: Path | None, matrix: Callable[[], np.ndarray] | None = None) -> VenueHead | None:
+ALIGN_SHARE = 0.05  # a venue's style head stops at its newest year when later papers are this share of the head's
+
+
+def style_cuts(labels: Sequence[str], years: Sequence[int], share: float = ALIGN_SHARE) -> dict[str, int]:
+    """The last year each lagging venue's style head learns from: the venue's newest year, for each venue
+    whose head papers of later years (other venues' newer proceedings) are at least `share` of the head's
+    papers; a venue not in the answer is read from the whole head (as recent as the rest, or undated).
+
+    A venue indexed only up to an older year than the others loses its new-topic papers to them: P(venue
+    | text) of its own new papers falls, and its authors are told their text reads unlike it. A head over
+    every venue's papers up to that year compares like with like (`peerlint bench drafts --suite venue`,
+    the table of lagging venues)."""
+    labels = np.asarray([str(v).lower() for v in labels])
+    years = np.asarray([-1 if y is None else int(y) for y in years])
+    dated = (labels != "") & (years >= 0)
+    if not dated.any():
+        return {}
+    dated_years = np.sort(years[dated])
+    least = share * max(int(np.sum(labels != "")), 1)
+    cuts = {}
+    for venue in np.unique(labels[dated]):
+        cut = int(years[dated & (labels == venue)].max())
+        later = len(dated_years) - int(np.searchsorted(dated_years, cut, side="right"))
+        if later >= least:
+            cuts[str(venue)] = cut
+    return cuts
+
+
+def style_head_for(index, venue: str, cache_dir: Path | None,
+                   matrix: Callable[[], np.ndarray] | None = None) -> VenueHead | None:
+    """The head a venue's style percentile is read from: the build's venue head, or, for a venue whose
+    newest indexed year lags the others' (`style_cut`), a head over every venue's papers up to that year,
+    trained once (about a second) and cached beside the build's."""
+    cut = style_cuts(index_head_labels(index), list(index.years)).get(venue.lower())
+    head = venue_head_for(index, cache_dir, matrix, upto=cut) if cut is not None else None
+    if head is None or head.venue_index(venue) is None:  # up to then, too few venues to learn from: the whole head
+        return venue_head_for(index, cache_dir, matrix)
+    return head
+
+
+def venue_head_for(index, cache_dir: Path | None, matrix: Callable[[], np.ndarray] | None = None,
+                   upto: int | None = None) -> VenueHead | None:
     """The venue head of this index build, trained once (seconds) and cached beside it. `matrix`: gives
     the index's `paper_matrix` when the head must be trained (~2 s at 158k papers: a caller that also
-    calibrates passes one that computes it once)."""
-    path = (cache_dir / "drafts" / f"venue-head-{index.build.name}.npz") if cache_dir else None
+    calibrates passes one that computes it once). `upto`: learn only from papers of that year and before
+    (a style head, `style_head_for`); its `info["upto"]` says so."""
+    suffix = "" if upto is None else f"-to{upto}"
+    path = (cache_dir / "drafts" / f"venue-head-{index.build.name}{suffix}.npz") if cache_dir else None
     if path is not None and path.exists():
         head = VenueHead.load(path)
         if head is not None:
             return head
     try:
         X = matrix() if matrix is not None else paper_matrix(index)
-        head = VenueHead.train(X, index_head_labels(index), model_id=index.manifest.model_id)
+        rows = None
+        if upto is not None:
+            years = np.asarray(index.years)
+            rows = (years >= 0) & (years <= upto)
+        head = VenueHead.train(X, index_head_labels(index), model_id=index.manifest.model_id, rows=rows)
+        if upto is not None:
+            head.info["upto"] = int(upto)
     except ValueError as exc:
         log.info("no venue head for %s: %s", index.root, exc)
         return None

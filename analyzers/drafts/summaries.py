@@ -30,8 +30,9 @@ from ...index.ingest.corpus_sources import JOURNALS
 from ...index.papers import SearchFilter
 from ...locations import cache_root
 from ...lru import LRU
-from .analyzer import compatible
-from .heads import MIN_TOPICAL, TOPICAL_NEIGHBOURS, VenueHead, paper_matrix, venue_head_for
+from .analyzer import compatible, venue_style_head
+from .heads import (MIN_TOPICAL, TOPICAL_NEIGHBOURS, VenueHead, index_head_labels, paper_matrix, style_cuts,
+                    venue_head_for)
 from .scale import ScaleRating, section_kind, shipped_scale
 from .venue_calibration import VenueCalibration, venue_calibration_for
 from .text import prepare
@@ -61,6 +62,7 @@ class SectionSummary:
     similarity: float | None = None  # cosine of the draft's mean vector to that centroid
     typical: float | None = None  # what 9 in 10 held-out in-field abstracts reach
     style_compared: int = 0  # the venue's papers nearest the section that venue_style is among (0: all of them)
+    style_upto: int | None = None  # venue_style's head learnt from papers up to this year (the venue's newest)
 
     def to_json(self) -> dict:
         r = self.range
@@ -72,7 +74,7 @@ class SectionSummary:
                 **_scale_json(self.quality_scale),
                 "venue": display_venue(self.venue) if self.venue else "",
                 "venue_style": None if self.venue_style is None else round(self.venue_style, 3),
-                "venue_style_compared": self.style_compared,
+                "venue_style_compared": self.style_compared, "venue_style_upto": self.style_upto,
                 "reads_like": display_venue(self.reads_like) if self.reads_like else "",
                 "reads_like_probability": None if self.reads_like_probability is None
                 else round(self.reads_like_probability, 3),
@@ -87,8 +89,10 @@ class SectionSummary:
             parts.append(f"quality {self.quality_scale.phrase()}")
         if self.venue and self.venue_style is not None:
             among = f"the {self.style_compared} of its papers nearest in topic" if self.style_compared else "its papers"
+            upto = (f" (judged on papers up to {self.style_upto}, its newest indexed year)"
+                    if self.style_upto is not None else "")
             parts.append(f"{display_venue(self.venue)} style: {ordinal(round(100 * self.venue_style))} percentile "
-                         f"of {among}")
+                         f"of {among}{upto}")
         if self.far:
             parts.append(reads_unlike(self.nearest, self.similarity, self.typical))
         elif self.reads_like:
@@ -159,12 +163,20 @@ def prepare_venue_style(index) -> str:
     """Learn this build's venue head and its calibration now (seconds) and cache them, so that the
     editor's first look at a draft does not; what was learnt, in words ("" when the index's vectors
     are not the model's or its venues are too few to learn from)."""
-    head, calibration = venue_style(index)
+    if not compatible(index.manifest.model_id, index):
+        return ""
+    matrix = functools.cache(lambda: paper_matrix(index))
+    head = venue_head_for(index, cache_root(), matrix)
     if head is None:
         return ""
+    calibration = venue_calibration_for(index, cache_root(), matrix)
+    cuts = style_cuts(index_head_labels(index), list(index.years))  # venues that lag the others
+    learnt = {year for year in set(cuts.values()) if venue_head_for(index, cache_root(), matrix, upto=year) is not None}
+    lagging = sum(year in learnt for year in cuts.values())
     held_out = calibration.info.get("dev", "") if calibration is not None else ""
+    lagging = f"; {lagging} venues lagging the others judged on papers up to their newest year" if lagging else ""
     return (f"venue style learnt from {head.info.get('papers', 0):,} papers of {len(head.classes)} venues"
-            + (f", calibrated on {held_out}" if held_out else ""))
+            + (f", calibrated on {held_out}" if held_out else "") + lagging)
 
 
 SUPPLEMENT_JOURNALS = frozenset(name.lower() for _, name in JOURNALS.values())  # the journals supplement's venues
@@ -238,7 +250,8 @@ def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[Secti
     scale = shipped_scale()
     scale = scale if scale is not None and compatible(scale.model_id, index) else None
     venue_head, calibration = venue_style(index)
-    column = venue_head.venue_index(venue) if venue_head is not None and venue else None
+    style_head = venue_style_head(index, venue) if venue_head is not None and venue else None
+    column = style_head.venue_index(venue) if style_head is not None else None
     candidates = reads_like_candidates(venue_head.classes, venue) if venue_head is not None else None
     near = draft_nearness(calibration, vectors)
     bounds = np.cumsum([0] + [len(g) for g in groups])
@@ -246,11 +259,11 @@ def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[Secti
     means /= np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-12)
     topical: list[list[int]] = [[] for _ in groups]
     if column is not None:  # the venue's papers nearest each section: searched for the sections that changed, at once
-        keys = [(str(index.build), venue_head.classes[column], tuple(c.hash for c in g)) for g in groups]
+        keys = [(str(index.build), style_head.classes[column], tuple(c.hash for c in g)) for g in groups]
         todo = [n for n, key in enumerate(keys) if key not in _NEIGHBOURS]
         if todo:
             found = index.dense_ranked_many(means[todo], TOPICAL_NEIGHBOURS,
-                                            SearchFilter(venues=(venue_head.classes[column],)))
+                                            SearchFilter(venues=(style_head.classes[column],)))
             for n, hits in zip(todo, found):
                 _NEIGHBOURS.put(keys[n], [p for p, _, _ in hits])
         topical = [_NEIGHBOURS.get_or(key, list) for key in keys]
@@ -269,11 +282,12 @@ def summarise(chunks: Sequence[Chunk], retriever, venue: str = "") -> list[Secti
             if calibration is not None:
                 p_reads = float(calibration.probs(venue_head, mean[None, :])[0, best])
             if column is not None:
-                name = venue_head.classes[column]
-                style = float(venue_head.topical_percentiles(mean[None, :], name, [index.paper_vectors(topical[n])])[0])
+                name = style_head.classes[column]
+                style = float(style_head.topical_percentiles(mean[None, :], name, [index.paper_vectors(topical[n])])[0])
                 compared = len(topical[n]) if len(topical[n]) >= MIN_TOPICAL else 0
         out.append(SectionSummary(first.section, first.uri, first.range, len(group),
                                   None if rated is None else rated.rating,
-                                  venue_head.classes[column] if column is not None else venue, style, reads or "",
-                                  p_reads, rated, near.far, near.nearest, near.similarity, near.typical, compared))
+                                  style_head.classes[column] if column is not None else venue, style, reads or "",
+                                  p_reads, rated, near.far, near.nearest, near.similarity, near.typical, compared,
+                                  style_head.info.get("upto") if column is not None else None))
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .analyzer import DraftsAnalyzer, Rated, below_median
+from .analyzer import DraftsAnalyzer, Rated, below_median, venue_style_head
 from ...types import AnalysisContext
 
 
@@ -23,7 +23,7 @@ class VenueStyleAnalyzer(DraftsAnalyzer):
     codes = ("off-venue-style",)
 
     def embedding_rating(self, vectors: np.ndarray, venue: str, ctx: AnalysisContext) -> np.ndarray | None:
-        head = self.venue_head(ctx.retriever.index)
+        head = venue_style_head(ctx.retriever.index, venue)
         if head is None or head.venue_index(venue) is None:
             return None
         return head.rating(vectors, venue)

@@ -649,6 +649,7 @@ def venue(bench: Bench) -> None:
                                          topical(t, [v == t for v in truth]))
                      for t in style}
     calibration_tables, calibration = venue_calibration(bench, split, V, Q, head)
+    lag_rows, lag = lagging_venues(split, V, Q)
     years = sorted({p.year for p in test if p.year})
     by_year = [[str(y), sum(p.year == y for p in test)] + [
         _r(np.mean([a == b for a, b, p in zip(pred, truth, test) if p.year == y])) for pred in preds.values()]
@@ -667,10 +668,62 @@ def venue(bench: Bench) -> None:
                   (f"venue: on the LLM's {len(llm_items)} papers, candidates {', '.join(trio)}",
                    ["method", "papers", "accuracy"], sub_rows),
                   ("venue: mean LLM style score, true venue (rows) vs reference venue (columns)", ["true venue"] + trio, matrix)]
+                 + ([(f"venue: a venue whose newest papers lag the others' by `lag` years: its own {split.dataset.get('year')} "
+                      f"papers and the other venues' flagged below the {ordinal(round(100 * Settings().off_venue_percentile))} "
+                      "percentile (summary's rule), heads learnt forward in time only (years before the test year); "
+                      "one head over every paper vs the style head (every venue up to the target's newest year)",
+                      ["target", "lag", "newest year", "own flagged: one head", "own: style head",
+                       "others flagged: one head", "others: style head"], lag_rows)] if lag_rows else [])
                  + calibration_tables,
-                 {**calibration, "rows": rows, "by_year": by_year, "off_venue_style": style, "off_venue_style_topical": style_topical, "llm_rows": sub_rows, "llm_matrix": matrix, "llm_scores": llm_scores,
+                 {**calibration, "rows": rows, "by_year": by_year, "off_venue_style": style, "off_venue_style_topical": style_topical, "lagging_venues": lag, "llm_rows": sub_rows, "llm_matrix": matrix, "llm_scores": llm_scores,
                   "train_excludes": {**split.train_excludes, "llm_rag_excludes_ids": len(rag_excluded),
                                     "calibration_head_excludes_years": calibration["calibration"]["excluded_years"]}})
+
+
+LAGS = (0, 1, 2)  # years the target venue's newest training papers lag the other venues' in `lagging_venues`
+
+
+def lagging_venues(split: VenueSplit, V: np.ndarray, Q: np.ndarray) -> tuple[list, dict]:
+    """The style percentile when the target venue's newest indexed year lags the others' (`heads.style_cuts`):
+    forward in time (heads learn only from the years before the test year Y), each target venue's papers
+    stop `lag` years before the others' (at its newest year up to Y - 1 - lag); one head over all of that (the editor before style
+    heads) against a head over every venue's papers up to the target's newest year (the editor's style head).
+    Per target and lag: the share of its own test papers and of the other venues' test papers flagged
+    below the off-venue percentile, by the section summary's rule (the 100 nearest of its training papers)."""
+    year = split.dataset.get("year")
+    if year is None:
+        return [], {}
+    labels = np.array([p.venue for p in split.train])
+    years = np.array([p.year if p.year is not None else -1 for p in split.train])
+    truth = np.array([p.venue for p in split.test])
+    cutoff = Settings().off_venue_percentile
+    rows, out = [], {}
+    for target in sorted(set(truth) & set(labels)):
+        own, other = Q[truth == target], Q[truth != target]
+        for lag in LAGS:
+            mine_up_to = (labels == target) & (years >= 0) & (years <= year - 1 - lag)
+            if mine_up_to.sum() < 20:
+                continue
+            cut = int(years[mine_up_to].max())  # the target's newest training year: COLING has none in 2023-24
+            one = (years >= 0) & (years < year) & ((labels != target) | (years <= cut))
+            aligned = (years >= 0) & (years <= cut)
+            found = {}
+            for name, rows_of in (("one head", one), ("style head", aligned)):
+                head = VenueHead.train(V, labels, rows=rows_of)
+                mine = np.flatnonzero(rows_of & (labels == target))
+                def flagged(X: np.ndarray) -> float:
+                    near = exact_top_k(V[mine], X, TOPICAL_NEIGHBOURS)[0]
+                    return float(np.mean(head.topical_percentiles(X, target, [V[mine[n]] for n in near]) < cutoff))
+                found[name] = {"own": flagged(own), "other": flagged(other)}
+            out[f"{target}/{lag}"] = {"target": target, "lag": lag, "cut": cut, **found}
+            rows.append([target, lag, str(cut), _r(found["one head"]["own"]), _r(found["style head"]["own"]),
+                         _r(found["one head"]["other"]), _r(found["style head"]["other"])])
+    for lag in LAGS:
+        got = [r for r in out.values() if r["lag"] == lag]
+        if got:
+            rows.append([f"mean of {len(got)}", lag, "", *(_r(np.mean([r[h][k] for r in got]))
+                                                          for k in ("own", "other") for h in ("one head", "style head"))])
+    return rows, out
 
 
 def held_out_ids(bench: Bench, test: list[Paper]) -> frozenset[str]:
