@@ -26,7 +26,7 @@ import numpy as np
 from ...analyzers.drafts.analyzer import Rated
 from ...analyzers.drafts.heads import (MIN_VENUE_SHARE, TOPICAL_NEIGHBOURS, LinearHead, VenueHead, head_labels,
                                       load_register_head, paper_matrix, percentile_of,
-                                      save_register_head, venue_head_for)
+                                      save_register_head, style_head_for, venue_head_for)
 from ...locations import cache_root
 from ...analyzers.drafts.quality import QualityAnalyzer
 from ...analyzers.drafts.summaries import ordinal, draft_nearness, sections_of
@@ -279,16 +279,16 @@ def style(bench: Bench) -> None:
     """The section summary's venue-style percentile on each venue's own latest papers (800 drawn, each
     left out of its own neighbours): placed among all of the venue's papers, a paper on a topic another
     venue shares (language models: COLM) reads unlike its venue; among the 100 of the venue's papers
-    nearest in topic, as the summary now places it, it should not. The venue head is the editor's,
-    trained on the whole index these papers are in."""
+    nearest in topic, as the summary now places it, it should not. The venue head is the editor's for
+    that venue (`style_head_for`), trained on the index these papers are in."""
     index = bench.index
     X = paper_matrix(index)
-    head = venue_head_for(index, cache_root(), matrix=lambda: X)
-    if head is None:
+    if venue_head_for(index, cache_root(), matrix=lambda: X) is None:
         raise BenchError("the index gives no venue head")
     rows, records = [], {}
     for venue, years in STYLE_VENUES.items():
-        if head.venue_index(venue) is None:
+        head = style_head_for(index, venue, cache_root(), matrix=lambda: X)  # the editor's head for this venue
+        if head is None or head.venue_index(venue) is None:
             continue
         own = np.flatnonzero(np.array([v == venue.lower() for v in index.venues]))
         recent = own[np.isin(index.years[own], years)]
