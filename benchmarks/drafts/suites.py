@@ -681,13 +681,15 @@ def venue(bench: Bench) -> None:
 
 
 LAGS = (0, 1, 2)  # years the target venue's newest training papers lag the other venues' in `lagging_venues`
+                  # (at least: a venue without papers in the years before has the lag it has)
 
 
 def lagging_venues(split: VenueSplit, V: np.ndarray, Q: np.ndarray) -> tuple[list, dict]:
     """The style percentile when the target venue's newest indexed year lags the others' (`heads.style_cuts`):
     forward in time (heads learn only from the years before the test year Y), each target venue's papers
-    stop `lag` years before the others' (at its newest year up to Y - 1 - lag); one head over all of that (the editor before style
-    heads) against a head over every venue's papers up to the target's newest year (the editor's style head).
+    stop `lag` years before the others' (at its newest year up to Y - 1 - lag); one head over all of that
+    (the editor before style heads) against a head over every venue's papers up to the target's newest
+    year (the editor's style head).
     Per target and lag: the share of its own test papers and of the other venues' test papers flagged
     below the off-venue percentile, by the section summary's rule (the 100 nearest of its training papers)."""
     year = split.dataset.get("year")
@@ -700,11 +702,14 @@ def lagging_venues(split: VenueSplit, V: np.ndarray, Q: np.ndarray) -> tuple[lis
     rows, out = [], {}
     for target in sorted(set(truth) & set(labels)):
         own, other = Q[truth == target], Q[truth != target]
+        done = set()
         for lag in LAGS:
             mine_up_to = (labels == target) & (years >= 0) & (years <= year - 1 - lag)
-            if mine_up_to.sum() < 20:
+            cut = int(years[mine_up_to].max()) if mine_up_to.sum() >= 20 else None
+            if cut is None or cut in done:
                 continue
-            cut = int(years[mine_up_to].max())  # the target's newest training year: COLING has none in 2023-24
+            done.add(cut)  # the target's newest training year (COLING has none in 2023-24): its lag is what it is
+            lag = year - 1 - cut
             one = (years >= 0) & (years < year) & ((labels != target) | (years <= cut))
             aligned = (years >= 0) & (years <= cut)
             found = {}
@@ -718,7 +723,7 @@ def lagging_venues(split: VenueSplit, V: np.ndarray, Q: np.ndarray) -> tuple[lis
             out[f"{target}/{lag}"] = {"target": target, "lag": lag, "cut": cut, **found}
             rows.append([target, lag, str(cut), _r(found["one head"]["own"]), _r(found["style head"]["own"]),
                          _r(found["one head"]["other"]), _r(found["style head"]["other"])])
-    for lag in LAGS:
+    for lag in sorted({r["lag"] for r in out.values()}):
         got = [r for r in out.values() if r["lag"] == lag]
         if got:
             rows.append([f"mean of {len(got)}", lag, "", *(_r(np.mean([r[h][k] for r in got]))
