@@ -675,7 +675,7 @@ def venue(bench: Bench) -> None:
                       ["target", "lag", "newest year", "own flagged: one head", "own: style head",
                        "others flagged: one head", "others: style head"], lag_rows)] if lag_rows else [])
                  + calibration_tables,
-                 {**calibration, "rows": rows, "by_year": by_year, "off_venue_style": style, "off_venue_style_topical": style_topical, "lagging_venues": lag, "llm_rows": sub_rows, "llm_matrix": matrix, "llm_scores": llm_scores,
+                 {**calibration, "rows": rows, "by_year": by_year, "off_venue_style": style, "off_venue_style_topical": style_topical, "lagging_venues": lag, "lagging_rows": lag_rows, "llm_rows": sub_rows, "llm_matrix": matrix, "llm_scores": llm_scores,
                   "train_excludes": {**split.train_excludes, "llm_rag_excludes_ids": len(rag_excluded),
                                     "calibration_head_excludes_years": calibration["calibration"]["excluded_years"]}})
 
