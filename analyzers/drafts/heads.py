@@ -22,6 +22,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..npz_file import load_npz, save_npz
+from ...lru import LRU
 
 log = logging.getLogger(__name__)
 
@@ -236,9 +237,14 @@ def head_labels(venues: Sequence[str], statuses: Sequence[str]) -> list[str]:
     return [v if v and counts[v] >= least else "" for v in labels]
 
 
+_HEAD_LABELS = LRU(4)  # (index folder, build) -> its head labels: a build never changes
+
+
 def index_head_labels(index) -> list[str]:
-    """`head_labels` of an open index (`VectorIndex`)."""
-    return head_labels(index.venues, index.statuses())
+    """`head_labels` of an open index (`VectorIndex`), read once per build (its statuses are a scan of
+    the metadata table, which the build's head, its calibration and the style heads all need)."""
+    key = (str(index.root), index.build.name)
+    return list(_HEAD_LABELS.get_or(key, lambda: tuple(head_labels(index.venues, index.statuses()))))
 
 
 TOPICAL_NEIGHBOURS = 100  # the venue's papers nearest a section that its style percentile is taken among
@@ -262,8 +268,9 @@ def style_cuts(labels: Sequence[str], years: Sequence[int], share: float = ALIGN
     | text) of its own new papers falls, and its authors are told their text reads unlike it. A head over
     every venue's papers up to that year compares like with like (`peerlint bench drafts --suite venue`,
     the table of lagging venues)."""
-    labels = np.asarray([str(v).lower() for v in labels])
-    years = np.asarray([-1 if y is None else int(y) for y in years])
+    labels = np.char.lower(np.asarray(labels).astype(str))
+    years = np.asarray(years)
+    years = (np.array([-1 if y is None else int(y) for y in years]) if years.dtype == object else years.astype(int))
     dated = (labels != "") & (years >= 0)
     if not dated.any():
         return {}
@@ -283,7 +290,7 @@ def style_head_for(index, venue: str, cache_dir: Path | None,
     """The head a venue's style percentile is read from: the build's venue head, or, for a venue whose
     newest indexed year lags the others' (`style_cut`), a head over every venue's papers up to that year,
     trained once (about a second) and cached beside the build's."""
-    cut = style_cuts(index_head_labels(index), list(index.years)).get(venue.lower())
+    cut = style_cuts(index_head_labels(index), index.years).get(venue.lower())
     head = venue_head_for(index, cache_dir, matrix, upto=cut) if cut is not None else None
     if head is None or head.venue_index(venue) is None:  # up to then, too few venues to learn from: the whole head
         return venue_head_for(index, cache_dir, matrix)

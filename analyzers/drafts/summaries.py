@@ -170,7 +170,7 @@ def prepare_venue_style(index) -> str:
     if head is None:
         return ""
     calibration = venue_calibration_for(index, cache_root(), matrix)
-    cuts = style_cuts(index_head_labels(index), list(index.years))  # venues that lag the others
+    cuts = style_cuts(index_head_labels(index), index.years)  # venues that lag the others
     learnt = {year for year in set(cuts.values()) if venue_head_for(index, cache_root(), matrix, upto=year) is not None}
     lagging = sum(year in learnt for year in cuts.values())
     held_out = calibration.info.get("dev", "") if calibration is not None else ""
