@@ -171,6 +171,60 @@ class VenueHead:
         head.own = {c: Percentiles.of(own[of == i]) for i, c in enumerate(classes)}
         return head
 
+    @classmethod
+    def train_by_years(cls, X: np.ndarray, labels: Sequence[str], years: Sequence[int],
+                       selections: dict, shrink: float = 0.3, min_count: int = 20,
+                       model_id: str = "") -> dict:
+        """`train(rows=isin(years, chosen))` for each entry of `selections` (a name: the year values it
+        learns from, -1 for undated papers), from one pass over X instead of two a head: per year the sum of
+        x xᵀ and per venue and year the sum of x, from which each head's class means and within-class
+        covariance follow; then one pass a head for its papers' own-venue probabilities. A selection with
+        fewer than two venues of `min_count` papers gets no head."""
+        labels = np.asarray([str(v) for v in labels])
+        years = np.asarray([-1 if y is None else int(y) for y in years]) if np.asarray(years).dtype == object \
+            else np.asarray(years).astype(int)
+        rows = np.flatnonzero(labels != "")
+        names, li = np.unique(labels[rows], return_inverse=True)
+        values, yi = np.unique(years[rows], return_inverse=True)
+        d = X.shape[1]
+        sums = np.zeros((len(values), len(names), d))
+        counts = np.zeros((len(values), len(names)))
+        scatter = np.zeros((len(values), d, d))
+        for lo, block in _blocks(X, rows):
+            l, y = li[lo:lo + len(block)], yi[lo:lo + len(block)]
+            for j in np.unique(y):
+                of = y == j
+                part, onehot = block[of], np.eye(len(names))[l[of]]
+                scatter[j] += part.T @ part
+                sums[j] += onehot.T @ part
+                counts[j] += onehot.sum(axis=0)
+        heads = {}
+        for key, chosen in selections.items():
+            picked = np.isin(values, list(chosen))
+            n = counts[picked].sum(axis=0)
+            keep = n >= min_count
+            if keep.sum() < 2:
+                continue
+            classes = tuple(str(c) for c in names[keep])
+            means = sums[picked].sum(axis=0)[keep] / n[keep][:, None]
+            total = scatter[picked].sum(axis=0)
+            mine = rows[np.isin(years[rows], list(chosen)) & np.isin(labels[rows], classes)]
+            dropped = rows[np.isin(years[rows], list(chosen)) & ~np.isin(labels[rows], classes)]
+            for _, block in _blocks(X, dropped):  # the few papers of venues too small here: out of the sums
+                total -= block.T @ block
+            cov = (total - (means * n[keep][:, None]).T @ means) / max(len(mine) - len(classes), 1)
+            cov = (1 - shrink) * cov + shrink * np.eye(d) * np.trace(cov) / d
+            W = np.linalg.solve(cov, means.T)
+            head = cls(classes, W, -0.5 * np.sum(means.T * W, axis=0), model_id=model_id,
+                       info={"papers": int(len(mine)), "shrink": shrink})
+            of = np.searchsorted(np.array(classes), labels[mine])
+            own = np.empty(len(mine))
+            for lo, block in _blocks(X, mine):
+                own[lo:lo + len(block)] = head.probs(block)[np.arange(len(block)), of[lo:lo + len(block)]]
+            head.own = {c: Percentiles.of(own[of == i]) for i, c in enumerate(classes)}
+            heads[key] = head
+        return heads
+
     def logits(self, X: np.ndarray) -> np.ndarray:
         return np.atleast_2d(np.asarray(X, dtype=np.float64)) @ self.W + self.b
 
@@ -288,13 +342,57 @@ def style_cuts(labels: Sequence[str], years: Sequence[int], share: float = ALIGN
 def style_head_for(index, venue: str, cache_dir: Path | None,
                    matrix: Callable[[], np.ndarray] | None = None) -> VenueHead | None:
     """The head a venue's style percentile is read from: the build's venue head, or, for a venue whose
-    newest indexed year lags the others' (`style_cut`), a head over every venue's papers up to that year,
-    trained once (about a second) and cached beside the build's."""
+    newest indexed year lags the others' (`style_cuts`), a head over every venue's papers up to that year,
+    trained once (about a second) and cached beside the build's; the build's head again when fewer than
+    two venues hold papers up to then."""
     cut = style_cuts(index_head_labels(index), index.years).get(venue.lower())
     head = venue_head_for(index, cache_dir, matrix, upto=cut) if cut is not None else None
     if head is None or head.venue_index(venue) is None:  # up to then, too few venues to learn from: the whole head
         return venue_head_for(index, cache_dir, matrix)
     return head
+
+
+def prepare_venue_heads(index, cache_dir: Path | None,
+                        matrix: Callable[[], np.ndarray] | None = None) -> tuple[VenueHead | None, dict[str, int]]:
+    """The build's venue head and the style heads of the venues that lag the others (`style_cuts`), as
+    `venue_head_for` and `style_head_for` would learn them, learnt together from one pass over the paper
+    matrix (`VenueHead.train_by_years`) where not cached, and cached; with each lagging venue whose style
+    head could be learnt and the year it is judged up to."""
+    labels, years = index_head_labels(index), np.asarray(index.years)
+    cuts = style_cuts(labels, years)
+    heads = {key: _cached_head(_head_path(index, cache_dir, key)) for key in {None, *cuts.values()}}
+    missing = [key for key, head in heads.items() if head is None]
+    if missing:
+        X = matrix() if matrix is not None else paper_matrix(index)
+        values = {int(v) for v in np.unique(years)}
+        selections = {key: values if key is None else {v for v in values if 0 <= v <= key} for key in missing}
+        for key, head in VenueHead.train_by_years(X, labels, years, selections,
+                                                  model_id=index.manifest.model_id).items():
+            if key is not None:
+                head.info["upto"] = int(key)
+            _save_head(head, _head_path(index, cache_dir, key))
+            heads[key] = head
+    lagging = {venue: cut for venue, cut in cuts.items()
+               if heads.get(cut) is not None and heads[cut].venue_index(venue) is not None}
+    return heads.get(None), lagging
+
+
+def _head_path(index, cache_dir: Path | None, upto: int | None) -> Path | None:
+    suffix = "" if upto is None else f"-to{upto}"
+    return (cache_dir / "drafts" / f"venue-head-{index.build.name}{suffix}.npz") if cache_dir else None
+
+
+def _cached_head(path: Path | None) -> VenueHead | None:
+    return VenueHead.load(path) if path is not None and path.exists() else None
+
+
+def _save_head(head: VenueHead, path: Path | None) -> None:
+    if path is None:
+        return
+    try:
+        head.save(path)
+    except OSError as exc:
+        log.warning("cannot cache the venue head at %s: %s", path, exc)
 
 
 def venue_head_for(index, cache_dir: Path | None, matrix: Callable[[], np.ndarray] | None = None,
@@ -303,12 +401,10 @@ def venue_head_for(index, cache_dir: Path | None, matrix: Callable[[], np.ndarra
     the index's `paper_matrix` when the head must be trained (~2 s at 158k papers: a caller that also
     calibrates passes one that computes it once). `upto`: learn only from papers of that year and before
     (a style head, `style_head_for`); its `info["upto"]` says so."""
-    suffix = "" if upto is None else f"-to{upto}"
-    path = (cache_dir / "drafts" / f"venue-head-{index.build.name}{suffix}.npz") if cache_dir else None
-    if path is not None and path.exists():
-        head = VenueHead.load(path)
-        if head is not None:
-            return head
+    path = _head_path(index, cache_dir, upto)
+    head = _cached_head(path)
+    if head is not None:
+        return head
     try:
         X = matrix() if matrix is not None else paper_matrix(index)
         rows = None
@@ -321,11 +417,7 @@ def venue_head_for(index, cache_dir: Path | None, matrix: Callable[[], np.ndarra
     except ValueError as exc:
         log.info("no venue head for %s: %s", index.root, exc)
         return None
-    if path is not None:
-        try:
-            head.save(path)
-        except OSError as exc:
-            log.warning("cannot cache the venue head at %s: %s", path, exc)
+    _save_head(head, path)
     return head
 
 

@@ -31,8 +31,7 @@ from ...index.papers import SearchFilter
 from ...locations import cache_root
 from ...lru import LRU
 from .analyzer import compatible, venue_style_head
-from .heads import (MIN_TOPICAL, TOPICAL_NEIGHBOURS, VenueHead, index_head_labels, paper_matrix, style_cuts,
-                    venue_head_for)
+from .heads import MIN_TOPICAL, TOPICAL_NEIGHBOURS, VenueHead, paper_matrix, prepare_venue_heads, venue_head_for
 from .scale import ScaleRating, section_kind, shipped_scale
 from .venue_calibration import VenueCalibration, venue_calibration_for
 from .text import prepare
@@ -166,15 +165,12 @@ def prepare_venue_style(index) -> str:
     if not compatible(index.manifest.model_id, index):
         return ""
     matrix = functools.cache(lambda: paper_matrix(index))
-    head = venue_head_for(index, cache_root(), matrix)
+    head, lagging = prepare_venue_heads(index, cache_root(), matrix)  # with the style heads of lagging venues
     if head is None:
         return ""
     calibration = venue_calibration_for(index, cache_root(), matrix)
-    cuts = style_cuts(index_head_labels(index), index.years)  # venues that lag the others
-    learnt = {year for year in set(cuts.values()) if venue_head_for(index, cache_root(), matrix, upto=year) is not None}
-    lagging = sum(year in learnt for year in cuts.values())
     held_out = calibration.info.get("dev", "") if calibration is not None else ""
-    lagging = f"; {lagging} venues lagging the others judged on papers up to their newest year" if lagging else ""
+    lagging = f"; {len(lagging)} venues lagging the others judged on papers up to their newest year" if lagging else ""
     return (f"venue style learnt from {head.info.get('papers', 0):,} papers of {len(head.classes)} venues"
             + (f", calibrated on {held_out}" if held_out else "") + lagging)
 
