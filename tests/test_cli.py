@@ -59,6 +59,14 @@ def test_check_json_matches_text_output(index_path, tmp_path):
     assert all(r["venue_style_compared"] == 100 for r in styled)
     lines = peerlint("check", "examples/draft.tex", "--index", str(index_path), "--settings", str(settings)).stdout
     assert "ACL style: " in lines and "percentile of the 100 of its papers nearest in topic" in lines
+    assert all(r["venue_style_upto"] is None for r in styled) and "judged on papers up to" not in lines
+    # COLING ends in 2020 in the test index, ACL and NAACL in 2021: its style is judged on papers up to 2020
+    settings.write_text(json.dumps({"targetVenue": "COLING"}))
+    coling = [r for r in json.loads(peerlint("check", "examples/draft.tex", "--index", str(index_path), "--json",
+                                             "--settings", str(settings)).stdout) if r["kind"] == "summary"]
+    assert coling and all(r["venue"] == "COLING" and r["venue_style_upto"] == 2020 for r in coling)
+    lines = peerlint("check", "examples/draft.tex", "--index", str(index_path), "--settings", str(settings)).stdout
+    assert "(judged on papers up to 2020, its newest indexed year)" in lines
 
 
 def test_search_with_filters(index_path):
