@@ -78,7 +78,7 @@ class DraftsAnalyzer:
     def __init__(self):
         self._ratings: dict[tuple, Rated] = {}
         self._lock = threading.Lock()
-        self._venue_heads: dict = {}  # ("venues", index build) -> its venue names
+        self._venue_names: dict = {}  # index build -> its venue names
         self._register: LinearHead | None = load_register_head()
 
     # -- what subclasses decide ------------------------------------------------------------
@@ -101,10 +101,10 @@ class DraftsAnalyzer:
         return PREFERRED[self.aspect] if chosen == "auto" else chosen
 
     def indexed(self, venue: str, index) -> bool:
-        key = ("venues", str(index.build))
-        if key not in self._venue_heads:
-            self._venue_heads[key] = frozenset(str(v) for v in index.venues)
-        return venue.lower() in self._venue_heads[key]
+        key = str(index.build)
+        if key not in self._venue_names:
+            self._venue_names[key] = frozenset(str(v) for v in index.venues)
+        return venue.lower() in self._venue_names[key]
 
     def analyze(self, chunks: Sequence[Chunk], ctx: AnalysisContext) -> list[Judgment]:
         todo = {c.hash for c in chunks if c.kind in PROSE_KINDS}

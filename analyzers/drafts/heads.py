@@ -160,11 +160,19 @@ class VenueHead:
         for lo, block in _blocks(X, rows):
             centred = block - means[of[lo:lo + len(block)]]
             cov += centred.T @ centred
-        cov /= max(len(rows) - len(classes), 1)
+        return cls._from_scatter(X, rows, of, classes, means, cov, shrink, model_id)
+
+    @classmethod
+    def _from_scatter(cls, X: np.ndarray, rows: np.ndarray, of: np.ndarray, classes: tuple[str, ...],
+                      means: np.ndarray, within: np.ndarray, shrink: float, model_id: str) -> "VenueHead":
+        """The head of class `means` and within-class scatter `within` over X's `rows` (`of`: each row's
+        class number): the shrunk shared covariance, the discriminants, and each venue's own papers'
+        probabilities of it (one more pass over the rows)."""
+        cov = within / max(len(rows) - len(classes), 1)
         cov = (1 - shrink) * cov + shrink * np.eye(len(cov)) * np.trace(cov) / len(cov)
         W = np.linalg.solve(cov, means.T)
-        b = -0.5 * np.sum(means.T * W, axis=0)
-        head = cls(classes, W, b, model_id=model_id, info={"papers": int(len(rows)), "shrink": shrink})
+        head = cls(classes, W, -0.5 * np.sum(means.T * W, axis=0), model_id=model_id,
+                   info={"papers": int(len(rows)), "shrink": shrink})
         own = np.empty(len(rows))  # each paper's probability of its own venue
         for lo, block in _blocks(X, rows):
             own[lo:lo + len(block)] = head.probs(block)[np.arange(len(block)), of[lo:lo + len(block)]]
@@ -180,9 +188,7 @@ class VenueHead:
         x xᵀ and per venue and year the sum of x, from which each head's class means and within-class
         covariance follow; then one pass a head for its papers' own-venue probabilities. A selection with
         fewer than two venues of `min_count` papers gets no head."""
-        labels = np.asarray([str(v) for v in labels])
-        years = np.asarray([-1 if y is None else int(y) for y in years]) if np.asarray(years).dtype == object \
-            else np.asarray(years).astype(int)
+        labels, years = np.asarray([str(v) for v in labels]), year_array(years)
         rows = np.flatnonzero(labels != "")
         names, li = np.unique(labels[rows], return_inverse=True)
         values, yi = np.unique(years[rows], return_inverse=True)
@@ -212,17 +218,9 @@ class VenueHead:
             dropped = rows[np.isin(years[rows], list(chosen)) & ~np.isin(labels[rows], classes)]
             for _, block in _blocks(X, dropped):  # the few papers of venues too small here: out of the sums
                 total -= block.T @ block
-            cov = (total - (means * n[keep][:, None]).T @ means) / max(len(mine) - len(classes), 1)
-            cov = (1 - shrink) * cov + shrink * np.eye(d) * np.trace(cov) / d
-            W = np.linalg.solve(cov, means.T)
-            head = cls(classes, W, -0.5 * np.sum(means.T * W, axis=0), model_id=model_id,
-                       info={"papers": int(len(mine)), "shrink": shrink})
-            of = np.searchsorted(np.array(classes), labels[mine])
-            own = np.empty(len(mine))
-            for lo, block in _blocks(X, mine):
-                own[lo:lo + len(block)] = head.probs(block)[np.arange(len(block)), of[lo:lo + len(block)]]
-            head.own = {c: Percentiles.of(own[of == i]) for i, c in enumerate(classes)}
-            heads[key] = head
+            within = total - (means * n[keep][:, None]).T @ means
+            heads[key] = cls._from_scatter(X, mine, np.searchsorted(np.array(classes), labels[mine]), classes,
+                                           means, within, shrink, model_id)
         return heads
 
     def logits(self, X: np.ndarray) -> np.ndarray:
@@ -313,6 +311,12 @@ def paper_matrix(index) -> np.ndarray:
 ALIGN_SHARE = 0.05  # a venue's style head stops at its newest year when later papers are this share of the head's
 
 
+def year_array(years: Sequence[int]) -> np.ndarray:
+    """Years as an int array, -1 for unknown (None)."""
+    years = np.asarray(years)
+    return np.array([-1 if y is None else int(y) for y in years]) if years.dtype == object else years.astype(int)
+
+
 def style_cuts(labels: Sequence[str], years: Sequence[int], share: float = ALIGN_SHARE) -> dict[str, int]:
     """The last year each lagging venue's style head learns from: the venue's newest year, for each venue
     whose head papers of later years (other venues' newer proceedings) are at least `share` of the head's
@@ -322,9 +326,7 @@ def style_cuts(labels: Sequence[str], years: Sequence[int], share: float = ALIGN
     | text) of its own new papers falls, and its authors are told their text reads unlike it. A head over
     every venue's papers up to that year compares like with like (`peerlint bench drafts --suite venue`,
     the table of lagging venues)."""
-    labels = np.char.lower(np.asarray(labels).astype(str))
-    years = np.asarray(years)
-    years = (np.array([-1 if y is None else int(y) for y in years]) if years.dtype == object else years.astype(int))
+    labels, years = np.char.lower(np.asarray(labels).astype(str)), year_array(years)
     dated = (labels != "") & (years >= 0)
     if not dated.any():
         return {}
@@ -354,27 +356,38 @@ def style_head_for(index, venue: str, cache_dir: Path | None,
 
 def prepare_venue_heads(index, cache_dir: Path | None,
                         matrix: Callable[[], np.ndarray] | None = None) -> tuple[VenueHead | None, dict[str, int]]:
-    """The build's venue head and the style heads of the venues that lag the others (`style_cuts`), as
-    `venue_head_for` and `style_head_for` would learn them, learnt together from one pass over the paper
-    matrix (`VenueHead.train_by_years`) where not cached, and cached; with each lagging venue whose style
-    head could be learnt and the year it is judged up to."""
-    labels, years = index_head_labels(index), np.asarray(index.years)
-    cuts = style_cuts(labels, years)
-    heads = {key: _cached_head(_head_path(index, cache_dir, key)) for key in {None, *cuts.values()}}
+    """The build's venue head and the style heads of the venues that lag the others (`style_cuts`),
+    learnt together (`learnt_heads`); with each lagging venue whose style head could be learnt and the
+    year it is judged up to."""
+    cuts = style_cuts(index_head_labels(index), index.years)
+    heads = learnt_heads(index, cache_dir, {None, *cuts.values()}, matrix)
+    lagging = {venue: cut for venue, cut in cuts.items()
+               if heads.get(cut) is not None and heads[cut].venue_index(venue) is not None}
+    return heads.get(None), lagging
+
+
+def learnt_heads(index, cache_dir: Path | None, keys, matrix: Callable[[], np.ndarray] | None = None) -> dict:
+    """The build's venue heads for `keys` (None: every paper; a year: the papers up to it), read from the
+    cache beside the build or, where missing, learnt in one pass over the paper matrix
+    (`VenueHead.train_by_years`) and cached; None for a key with fewer than two venues to learn from."""
+    heads = {key: _cached_head(_head_path(index, cache_dir, key)) for key in keys}
     missing = [key for key, head in heads.items() if head is None]
     if missing:
-        X = matrix() if matrix is not None else paper_matrix(index)
+        labels, years = index_head_labels(index), year_array(index.years)
         values = {int(v) for v in np.unique(years)}
         selections = {key: values if key is None else {v for v in values if 0 <= v <= key} for key in missing}
+        X = matrix() if matrix is not None else paper_matrix(index)
         for key, head in VenueHead.train_by_years(X, labels, years, selections,
                                                   model_id=index.manifest.model_id).items():
             if key is not None:
                 head.info["upto"] = int(key)
             _save_head(head, _head_path(index, cache_dir, key))
             heads[key] = head
-    lagging = {venue: cut for venue, cut in cuts.items()
-               if heads.get(cut) is not None and heads[cut].venue_index(venue) is not None}
-    return heads.get(None), lagging
+        for key in missing:
+            if heads[key] is None:
+                log.info("no venue head for %s%s: fewer than two venues to learn from", index.root,
+                         "" if key is None else f" up to {key}")
+    return heads
 
 
 def _head_path(index, cache_dir: Path | None, upto: int | None) -> Path | None:
@@ -397,28 +410,11 @@ def _save_head(head: VenueHead, path: Path | None) -> None:
 
 def venue_head_for(index, cache_dir: Path | None, matrix: Callable[[], np.ndarray] | None = None,
                    upto: int | None = None) -> VenueHead | None:
-    """The venue head of this index build, trained once (seconds) and cached beside it. `matrix`: gives
-    the index's `paper_matrix` when the head must be trained (~2 s at 158k papers: a caller that also
-    calibrates passes one that computes it once). `upto`: learn only from papers of that year and before
-    (a style head, `style_head_for`); its `info["upto"]` says so."""
-    path = _head_path(index, cache_dir, upto)
-    head = _cached_head(path)
-    if head is not None:
-        return head
-    try:
-        X = matrix() if matrix is not None else paper_matrix(index)
-        rows = None
-        if upto is not None:
-            years = np.asarray(index.years)
-            rows = (years >= 0) & (years <= upto)
-        head = VenueHead.train(X, index_head_labels(index), model_id=index.manifest.model_id, rows=rows)
-        if upto is not None:
-            head.info["upto"] = int(upto)
-    except ValueError as exc:
-        log.info("no venue head for %s: %s", index.root, exc)
-        return None
-    _save_head(head, path)
-    return head
+    """The venue head of this index build, trained once (seconds) and cached beside it (`learnt_heads`).
+    `matrix`: gives the index's `paper_matrix` when the head must be trained (~2 s at 171k papers: a
+    caller that also calibrates passes one that computes it once). `upto`: learn only from papers of that
+    year and before (a style head, `style_head_for`); its `info["upto"]` says so."""
+    return learnt_heads(index, cache_dir, [upto], matrix)[upto]
 
 
 def save_register_head(head: LinearHead, path: Path = HEADS_FILE) -> None:
