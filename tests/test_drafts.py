@@ -525,3 +525,17 @@ def test_heads_learnt_together_by_years_equal_heads_learnt_one_by_one(vector_ind
         for venue in alone.classes:
             assert np.allclose(together[key].own[venue].quantiles, alone.own[venue].quantiles, atol=1e-12)
     assert together[2020].classes == ("coling", "iclr")
+
+
+def test_style_cuts_and_heads_by_years_degrade_on_undated_or_unlabelled_papers():
+    """A corpus without years, without venues the heads learn, or asked for years it does not hold: no
+    lagging venue and no head, never an error."""
+    from peerlint.analyzers.drafts.heads import VenueHead, style_cuts
+
+    labels = ["acl"] * 30 + ["iclr"] * 30
+    assert style_cuts(labels, [None] * 60) == {} and style_cuts([""] * 60, [2020] * 60) == {}
+    assert style_cuts([], []) == {}
+    X = np.random.default_rng(0).normal(size=(60, 8))
+    assert VenueHead.train_by_years(X, labels, [2020] * 60, {"absent": {1999}, "none": set()}) == {}
+    assert VenueHead.train_by_years(X, [""] * 60, [2020] * 60, {"all": {2020}}) == {}
+    assert set(VenueHead.train_by_years(X, labels, [None] * 60, {"undated": {-1}})["undated"].classes) == {"acl", "iclr"}
