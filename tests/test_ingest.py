@@ -585,3 +585,18 @@ def test_default_corpus_paths_leave_out_a_supplement_that_is_not_there(tmp_path,
     assert load.default_corpus_paths() == [main]
     (tmp_path / "journals.jsonl.xz").write_bytes(b"")
     assert load.default_corpus_paths() == [main, tmp_path / "journals.jsonl.xz"]
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=40)
+       | st.lists(st.sampled_from(["a", " ", "  ", "\t", "\n", "\u00a0", "\u3000", "e\u0301", "\u00e9", "\x07",
+                                   "\u2028", "\ufb01", "Ａ", "ü"]), max_size=12).map("".join))
+@settings(max_examples=400, deadline=None)
+def test_clean_text_returns_clean_text_unchanged_and_cleans_the_rest(text):
+    """`clean_text` skips its three passes for text that is clean already; the answer is the passes' own."""
+    import unicodedata
+
+    from peerlint.index.ingest.records import _CONTROL, clean_text
+
+    passes = " ".join(unicodedata.normalize("NFC", _CONTROL.sub("", text)).split())
+    assert clean_text(text) == passes
+    assert clean_text(passes) == passes

@@ -68,17 +68,23 @@ def normalise_arxiv_id(value: str | None) -> str:
     return ""
 
 
+_LATEX_MARKUP = re.compile(r"\\[a-zA-Z]+|\\[\'\"`^~=.]|[{}$]")
+_INNER_APOSTROPHE = re.compile(r"(?<=[A-Za-z])'(?=[A-Za-z])")
+_POSITION_LABEL = re.compile(r"^\s*position\s*:\s*(?=\S)", re.IGNORECASE)
+_NON_WORD = re.compile(r"[^a-z0-9]+")
+
+
 def normalise_title(title: str | None) -> str:
     """Lower-case ASCII words of a title: accents (Unicode or LaTeX's `\\'e`), LaTeX commands, braces and
     punctuation dropped, an apostrophe inside a word too ("Don't" and "Don’t" are "dont"), and the
     "Position:" label of ICML's position-paper track (the arXiv version is titled without it)."""
     if not title:
         return ""
-    text = re.sub(r"\\[a-zA-Z]+|\\[\'\"`^~=.]|[{}$]", "", title)
-    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    text = re.sub(r"(?<=[A-Za-z])'(?=[A-Za-z])", "", text)
-    text = re.sub(r"^\s*position\s*:\s*(?=\S)", "", text, flags=re.IGNORECASE)
-    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+    text = _LATEX_MARKUP.sub("", title)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    text = _POSITION_LABEL.sub("", _INNER_APOSTROPHE.sub("", text))
+    return _NON_WORD.sub(" ", text.lower()).strip()
 
 
 def surname(name: str) -> str:
@@ -209,10 +215,11 @@ class PaperSet:
             store.extend(self._papers)
             self._papers = store
 
-    def find(self, paper: Paper, source: object = None) -> tuple[int, str] | None:
-        """(position, key) of the kept paper `paper` is the same work as, if any."""
+    def find(self, paper: Paper, source: object = None, keys: Sequence[str] | None = None) -> tuple[int, str] | None:
+        """(position, key) of the kept paper `paper` is the same work as, if any (`keys`: its
+        `identity_keys`, when the caller has them)."""
         source_no = self._sources.get(source, -1)
-        for key in identity_keys(paper):
+        for key in identity_keys(paper) if keys is None else keys:
             pos = self._by_key.get(hash(key))
             if pos is None or not same_work(self._papers[pos], paper, key):
                 continue
@@ -225,13 +232,14 @@ class PaperSet:
         """Keep `paper` or merge it; returns (outcome, the kept paper it matched or None, the matching key)."""
         if (pos := self._by_id.get(paper.id)) is not None:
             return "duplicate-id", self._papers[pos], f"id:{paper.id}"
-        found = self.find(paper, source)
+        keys = tuple(identity_keys(paper))
+        found = self.find(paper, source, keys)
         if found is None:
             pos = len(self._papers)
             self._source_of.append(self._sources.setdefault(source, len(self._sources)))
             self._papers.append(paper)
             self._by_id[paper.id] = pos
-            self._index(paper, pos)
+            self._index(paper, pos, keys)
             return "new", None, ""
         pos, key = found
         before = self._papers[pos]
@@ -244,8 +252,8 @@ class PaperSet:
         self._index(merged, pos)
         return "merged", before, key
 
-    def _index(self, paper: Paper, pos: int) -> None:
-        for key in identity_keys(paper):
+    def _index(self, paper: Paper, pos: int, keys: Sequence[str] | None = None) -> None:
+        for key in identity_keys(paper) if keys is None else keys:
             self._by_key.setdefault(hash(key), pos)
 
     def get(self, paper_id: str) -> Paper | None:

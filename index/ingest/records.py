@@ -90,7 +90,12 @@ _ISO_DATE = re.compile(r"(\d{4}(?:-\d{2}(?:-\d{2})?)?)(?:[T ][\d:.+\-Z]*)?")
 
 
 def clean_text(text: str) -> str:
-    """Collapse whitespace, strip, drop control characters, NFC-normalise; any other unicode is kept."""
+    """Collapse whitespace, strip, drop control characters, NFC-normalise; any other unicode is kept.
+    Text that is clean already (printable: no control character and no whitespace but single inner
+    spaces; NFC) comes back as it is, without the three passes over it."""
+    if (text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
+            and (text.isascii() or unicodedata.is_normalized("NFC", text))):
+        return text
     return " ".join(unicodedata.normalize("NFC", _CONTROL.sub("", text)).split())
 
 
