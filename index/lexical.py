@@ -62,15 +62,23 @@ _MATH = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]", re.S)
 _COMMAND = re.compile(r"\\[A-Za-z@]+\*?|\\.")
 _PLACEHOLDER = re.compile(r"\[(?:math|cite|ref|url|code|dummy)\]")  # what the LaTeX parser leaves in chunk text
 _WORD = re.compile(r"[^\W_]+")  # letters and digits of any script
+_ASCII_WORD = re.compile(r"[a-z0-9]+")  # the same in lower-case ASCII text, found faster
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _uncombined(run: re.Match) -> str:
+    return "".join(ch for ch in run.group() if not unicodedata.combining(ch))
 
 
 def terms(text: str) -> list[str]:
     """The content words of a text, in order, as the table stores them."""
     text = _PLACEHOLDER.sub(" ", _COMMAND.sub(" ", _MATH.sub(" ", text or "")))
     text = text.lower()
-    if not text.isascii():  # accents stripped; ASCII text has none, and most abstracts are ASCII
-        text = "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
-    return list(filter(None, map(_content_stem, _WORD.findall(text))))  # "" for stopwords, numbers, letters
+    if text.isascii():  # most abstracts: no accents to strip
+        words = _ASCII_WORD.findall(text)
+    else:  # accents stripped: combining marks dropped from the decomposed non-ASCII runs
+        words = _WORD.findall(_NON_ASCII.sub(_uncombined, unicodedata.normalize("NFKD", text)))
+    return list(filter(None, map(_content_stem, words)))  # "" for stopwords, numbers, letters
 
 
 def write_table(db: sqlite3.Connection, rows: Iterable[tuple[int, str, str]]) -> None:

@@ -15,6 +15,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from peerlint.retrieval import hybrid
 from peerlint.retrieval.retriever import Retriever
@@ -131,6 +133,21 @@ def test_fts_operators_are_plain_words(retriever):
     assert _ids(retriever.search_text('"dual" AND (encoders OR NOT passages*) NEAR retrieval:', 10, mode="lexical")) \
         == _ids(retriever.search_text("dual encoders passages retrieval near", 10, mode="lexical"))
     assert lexical.terms('NEAR "x" AND y* -z title:w') == ["near", "title"]  # 'and' is a stopword, 1-letter words carry nothing
+
+
+@given(st.text(max_size=60) | st.lists(st.sampled_from(["Poincaré", "naïve", "ＡＢＣ", "ﬁne-tuning", "Ελληνικά", "中文",
+                                                     "x\u0301", "İstanbul", "Đặng", "under_score", "GPT-4o", " ", "$x$",
+                                                     "\\emph{word}", "[cite]", "models", "the"]), max_size=10).map(" ".join))
+@settings(max_examples=300, deadline=None)
+def test_terms_are_the_words_of_any_script_with_accents_dropped(text):
+    """`terms`' fast route for ASCII text and its run-by-run accent stripping give what one pass over the
+    whole decomposed text gives: words of letters and digits of any script, combining marks dropped."""
+    import unicodedata
+
+    cleaned = lexical._PLACEHOLDER.sub(" ", lexical._COMMAND.sub(" ", lexical._MATH.sub(" ", text))).lower()
+    decomposed = "".join(ch for ch in unicodedata.normalize("NFKD", cleaned) if not unicodedata.combining(ch))
+    expected = [w for w in map(lexical._content_stem, lexical._WORD.findall(decomposed)) if w]
+    assert lexical.terms(text) == expected
 
 
 @pytest.mark.parametrize("query", MATHS)
