@@ -130,3 +130,22 @@ def test_bench_ingest_reads_the_generated_file_three_ways(tmp_path, capsys):
         ("stream", 200), ("load", 200), ("load --where category=cs.CL", 25)]
     assert all(run["peak_rss_mb"] > 0 and run["warnings"] == 0 for run in runs.values())
     assert main(["bench", "ingest", "--records", "200", "--build", "-1", "--work", str(tmp_path)]) == 2
+
+
+def _worker_peak() -> float:
+    from peerlint.benchmarks.harness.results import peak_rss_mb
+
+    return peak_rss_mb()
+
+
+def test_a_spawned_bench_worker_reports_its_own_peak_not_its_parents():
+    """`bench ingest` reads each peak in a spawned worker; ru_maxrss there starts at the parent's peak from
+    before exec, so a parent that had generated the file made every step read ~500 MB."""
+    import multiprocessing
+
+    held = bytearray(400 * 2**20)
+    held[:: 4096] = b"x" * len(held[:: 4096])  # touched: resident in this process
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        worker = pool.apply(_worker_peak)
+    del held
+    assert worker < 300, f"the worker reports {worker} MB, its parent's 400 MB and more"

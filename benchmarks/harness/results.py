@@ -51,7 +51,16 @@ def machine() -> dict[str, Any]:
 
 
 def peak_rss_mb() -> float:
-    """Peak resident memory of this process so far (ru_maxrss is in KiB on Linux)."""
+    """Peak resident memory of this process so far: Linux's VmHWM, else ru_maxrss (KiB on Linux). A
+    process started by `spawn` inherits its parent's ru_maxrss from before `exec` (a bench worker of a
+    500 MB parent reads 500 MB however little it uses); VmHWM counts only its own memory."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 

@@ -12,7 +12,7 @@ the first N papers chunked, embedded and indexed), for the build's own peak.
 
 from __future__ import annotations
 
-from ..harness.results import RESULTS_HELP, print_table, write_result
+from ..harness.results import RESULTS_HELP, peak_rss_mb, print_table, write_result
 
 import argparse
 import json
@@ -113,8 +113,6 @@ def _generate(path: Path, records: int) -> None:
 def _measure(path: str, mode: str, where: tuple[str, ...]) -> dict:
     """One reading (or, for `build`, one `index build` with `where` = (index, limit, route)) in this fresh
     process: papers, seconds and this process's peak RSS."""
-    import resource
-
 
     t0 = time.perf_counter()
     warnings: list[str] = []
@@ -130,7 +128,7 @@ def _measure(path: str, mode: str, where: tuple[str, ...]) -> dict:
         papers = len(content_hashes)
     seconds = time.perf_counter() - t0
     return {"papers": papers, "seconds": round(seconds, 1), "papers_per_s": round(papers / seconds),
-            "warnings": len(warnings), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)} | extra
+            "warnings": len(warnings), "peak_rss_mb": peak_rss_mb()} | extra
 
 
 def _build(path: str, index: str, limit: str, route: str) -> dict:
