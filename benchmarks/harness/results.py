@@ -50,18 +50,25 @@ def machine() -> dict[str, Any]:
     return info
 
 
+def status_kib(*fields: str) -> dict[str, int]:
+    """The kB figures `fields` of /proc/self/status (Linux); those it lacks are left out."""
+    out: dict[str, int] = {}
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key in fields:
+                out[key] = int(value.split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return out
+
+
 def peak_rss_mb() -> float:
     """Peak resident memory of this process so far: Linux's VmHWM, else ru_maxrss (KiB on Linux). A
     process started by `spawn` inherits its parent's ru_maxrss from before `exec` (a bench worker of a
     500 MB parent reads 500 MB however little it uses); VmHWM counts only its own memory."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return round(int(line.split()[1]) / 1024, 1)
-    except (OSError, ValueError, IndexError):
-        pass
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    peak = status_kib("VmHWM").get("VmHWM")
+    return round((peak if peak is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024, 1)
 
 
 def rss_mb() -> float | None:

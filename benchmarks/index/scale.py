@@ -33,7 +33,7 @@ from ...index.build import finish_build, new_build_id, build_index
 from ...index.distributed.ray_build import RayOptions, ray_build_index
 from ...index.embedding.embedder import Embedder
 from ...index.store import current_build, IndexError_, make_live, HNSW, VectorIndex
-from ..harness.results import print_table
+from ..harness.results import peak_rss_mb, print_table, status_kib
 from .synthetic import near_real, exact_top_k, latency_percentiles
 
 APPEND_PAPERS = 2000
@@ -101,7 +101,7 @@ def build_synthetic(root: Path, n: int, n_queries: int, rng: np.random.Generator
     build_s = time.perf_counter() - t0
     np.savez(marker, queries=queries, truth=truth)
     info = {"papers": n, "generate_seconds": round(gen_s, 1), "exact_truth_seconds": round(truth_s, 1),
-            "build_seconds": round(build_s, 1), "build": build.name, "peak_rss_mb": round(_peak_kib() / 1024, 1),
+            "build_seconds": round(build_s, 1), "build": build.name, "peak_rss_mb": peak_rss_mb(),
             "files_bytes": {f.name: f.stat().st_size for f in build.iterdir() if f.is_file()}}
     (root / "scale-build.json").write_text(json.dumps(info))
     _log(f"built in {build_s:.0f} s")
@@ -148,21 +148,8 @@ def probe(root: Path, lexical_texts: Sequence[str], n_queries: int | None = None
            "rss_mb": {"start": round(rss0 / 2**20, 1), "after_open": round(rss_open / 2**20, 1),
                       "after_dense": round(rss_dense / 2**20, 1),
                       "after_lexical": round(process.memory_info().rss / 2**20, 1)},
-           "peak_rss_mb": round(_peak_kib() / 1024, 1), "rss_kinds_mb": _rss_kinds()}
+           "peak_rss_mb": peak_rss_mb(), "rss_kinds_mb": _rss_kinds()}
     index.close()
-    return out
-
-
-def _status_kib(*fields: str) -> dict[str, int]:
-    """The kB figures `fields` of /proc/self/status (Linux); those it lacks are left out."""
-    out: dict[str, int] = {}
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key in fields:
-                out[key] = int(value.split()[0])
-    except (OSError, ValueError, IndexError):
-        pass
     return out
 
 
@@ -170,7 +157,7 @@ def _rss_kinds() -> dict[str, float]:
     """This process's resident memory split as Linux counts it: RssAnon (its own heap: ids, metadata
     arrays) and RssFile (pages of the memory-mapped graph, vectors and postings, which the kernel
     drops under memory pressure and reads back on demand)."""
-    return {key[3:].lower(): round(kib / 1024, 1) for key, kib in _status_kib("RssAnon", "RssFile", "RssShmem").items()}
+    return {key[3:].lower(): round(kib / 1024, 1) for key, kib in status_kib("RssAnon", "RssFile", "RssShmem").items()}
 
 
 def _dense(index, queries: np.ndarray, truth: np.ndarray) -> tuple[list[float], float]:
@@ -183,17 +170,6 @@ def _dense(index, queries: np.ndarray, truth: np.ndarray) -> tuple[list[float], 
         found = {index.id_to_idx[h.paper.id] for h in hits}  # one chunk per paper: paper idx == vector key
         recall.append(len(found & set(t.tolist())) / 10)
     return times, round(float(np.mean(recall)), 4)
-
-
-def _peak_kib() -> int:
-    """This process's peak resident memory. VmHWM, not ru_maxrss: Linux carries ru_maxrss over fork and exec,
-    so a probe started by the bench would report the bench's own peak."""
-    peak = _status_kib("VmHWM").get("VmHWM")
-    if peak is not None:
-        return peak
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def _probe_in_subprocess(root: Path, lexical_texts: Sequence[str], n_queries: int | None = None) -> dict[str, Any]:
