@@ -29,6 +29,7 @@ from pathlib import Path
 
 from .identity import doi_of_url, normalise_arxiv_id, normalise_doi, split_names
 from .markup import clean_markup, clean_title
+from .records import ANTHOLOGY_URL, anthology_venue
 
 MIN_ABSTRACT_CHARS = 200  # shorter "abstracts" are titles repeated, "N/A" or a truncated first line
 
@@ -422,7 +423,7 @@ def _anthology_parse(data: bytes, path: str, context: dict) -> list[dict]:
                 venue_key = collection_venue
             if not venue_key or venue_key in ANTHOLOGY_VENUES:
                 continue  # a main venue's volume filed elsewhere is read from that venue's own file
-            venue = acronyms.get(venue_key, venue_key.upper())
+            venue = anthology_venue(acronyms.get(venue_key) or venue_key)
         status = _volume_status("findings" if collection_venue == "findings" else volume.get("id", ""), booktitle,
                                 collection_venue in ("tacl", "cl"), not main_file)
         if status is None:
@@ -454,7 +455,7 @@ def _anthology_convert(raw: dict, venue_dir: str, year: int) -> SourceRecord | N
     if not title:
         return None
     key = raw["venue_key"]
-    url = f"https://aclanthology.org/{raw['id']}"
+    url = f"{ANTHOLOGY_URL}{raw['id']}"
     return SourceRecord(
         source="acl-org/acl-anthology", venue_key=key, venue=raw["venue"], year=year,
         local_id=raw["id"], title=title, abstract=clean_markup(raw["abstract"]), status=raw["status"],

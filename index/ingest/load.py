@@ -25,7 +25,8 @@ from ..papers import Paper
 from . import layouts
 from .identity import PaperSet, normalise_arxiv_id, normalise_doi, split_names
 from .latex_sources import read_bib, read_tex
-from .records import MAX_ROW_WARNINGS, BadRecord, FileReport, Warn, decoded_lines, clean_text, parse_date
+from .records import (ANTHOLOGY_URL, MAX_ROW_WARNINGS, BadRecord, FileReport, Warn, anthology_venue, clean_text,
+                      decoded_lines, parse_date)
 from .semantic_scholar import AbstractStore
 from .where import CorpusFilter, WhereError
 
@@ -329,16 +330,19 @@ def _paper_from_record(record: Mapping[str, object], fallback_id: str) -> Paper:
     year = _year(record.get("year"))
     if year is None and date:
         year = int(date[:4])
+    venue, url = _text_field(record, "venue"), _text_field(record, "url")
+    if url.startswith(ANTHOLOGY_URL):  # the shipped corpus predates `anthology_venue` in its builder
+        venue = anthology_venue(venue)
     return Paper(
         id=_text_field(record, "id") or fallback_id,
         title=title,
         abstract=abstract,
-        venue=_text_field(record, "venue"),
+        venue=venue,
         year=year,
         status=_text_field(record, "status"),
         authors=split_names(_names(record.get("authors"), "authors")),  # "A B, C D" as one string: two people
         keywords=_names(record.get("keywords"), "keywords"),
-        url=_text_field(record, "url"),
+        url=url,
         rating_avg=_number(record.get("rating_avg"), "rating_avg", float),
         citations=_number(record.get("citations"), "citations", int),
         date=date,

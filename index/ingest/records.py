@@ -99,6 +99,16 @@ def clean_text(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", _CONTROL.sub("", text)).split())
 
 
+ANTHOLOGY_URL = "https://aclanthology.org/"
+
+
+def anthology_venue(acronym: str) -> str:
+    """A venue of the ACL Anthology as its readers write it. The Anthology's metadata gives a few
+    workshops only their lower-case id as acronym (`sdp`, `insights`); those read upper-cased, as the
+    workshops without an acronym already do."""
+    return acronym.upper() if acronym.islower() else acronym
+
+
 def parse_date(value: object) -> str:
     if value is None:
         return ""
