@@ -31,6 +31,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..locations import forget_build
 from . import lexical
 from .embedding.embedder import Embedder, model_key, query_route
 from .embedding.query_cache import FILE_NAME, PersistentEmbedder
@@ -252,14 +253,20 @@ class VectorIndex:
         return None if idx is None else self.paper(idx)
 
     def stats(self) -> dict:
-        venues, counts = np.unique(self.venues.astype(str), return_counts=True)
+        """What `index info` shows. `venues` counts papers by lower-case venue (how filters match them);
+        `venue_names` gives each as its papers write it ("neurips" -> "NeurIPS")."""
+        venues, first, counts = np.unique(self.venues.astype(str), return_index=True, return_counts=True)
+        names = {}
+        for venue, idx in zip(venues, first):
+            row = self._db.execute("SELECT venue FROM papers WHERE idx = ?", (int(idx),)).fetchone()
+            names[str(venue)] = (row[0] if row and row[0] else "") or str(venue)
         known = self.years[self.years >= 0]
         size = sum(f.stat().st_size for f in self.build.iterdir() if f.is_file())
         return {
             "path": str(self.root), "build": self.build.name, "model": self.manifest.model_id,
             "papers": len(self.ids), "chunks": int(len(self.vectors)), "built_at": self.manifest.built_at,
             "years": [int(known.min()), int(known.max())] if len(known) else None,
-            "venues": {str(v): int(c) for v, c in zip(venues, counts)}, "bytes_on_disk": size,
+            "venues": {str(v): int(c) for v, c in zip(venues, counts)}, "venue_names": names, "bytes_on_disk": size,
             "sources": list(self.manifest.sources), "lexical": self.has_lexical,
         }
 
@@ -757,5 +764,6 @@ def make_live(root: Path, build: Path) -> None:
         try:
             if old.stat().st_mtime < cutoff:
                 shutil.rmtree(old, ignore_errors=True)
+                forget_build(old.name)  # its novelty lexicon, venue heads and calibrations
         except OSError:
             pass

@@ -40,3 +40,34 @@ def test_pruning_old_builds_touches_only_build_folders(tmp_path, monkeypatch):
     monkeypatch.setattr(store, "KEEP_RECENT_S", 0)
     store.make_live(root, root / "builds" / "20200102T000000-123456")
     assert sorted(p.name for p in (root / "builds").iterdir()) == ["20200102T000000-123456", "figures", "my-thesis"]
+
+
+def test_dropping_an_old_build_deletes_its_caches_and_no_others(tmp_path, monkeypatch):
+    """What the novelty check and the venue heads keep for a build (the default index's lexicon is the size
+    of its vectors) goes with the build; the live build's, another index's and unrelated files stay."""
+    import os
+
+    from peerlint.index import store
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("PEERLINT_CACHE_DIR", str(cache))
+    root = tmp_path / "index"
+    old, live, elsewhere = "20200101T000000-abcdef", "20200102T000000-123456", "20200103T000000-fedcba"
+    for name in (old, live):
+        (root / "builds" / name).mkdir(parents=True)
+        os.utime(root / "builds" / name, (0, 0))
+    kept = [cache / "novelty" / f"lexicon-{live}-v3.pkl", cache / "novelty" / f"model-{elsewhere}.npz",
+            cache / "drafts" / "scale-vectors.npz", cache / "query-vectors-v2.sqlite"]
+    dropped = [cache / "novelty" / f"lexicon-{old}-v3.pkl", cache / "novelty" / f"lexicon-{old}-v3.rows.npy",
+               cache / "novelty" / f"model-{old}.npz", cache / "drafts" / f"venue-head-{old}.npz",
+               cache / "drafts" / f"venue-calibration-{old}.npz"]
+    for path in kept + dropped:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"x")
+    monkeypatch.setattr(store, "KEEP_RECENT_S", 0)
+    (root / "CURRENT").write_text(live)  # the build live until now stays, so make a third one live
+    newest = "20200104T000000-0a0b0c"
+    (root / "builds" / newest).mkdir()
+    store.make_live(root, root / "builds" / newest)
+    assert sorted(p.name for p in (root / "builds").iterdir()) == [live, newest]
+    assert all(p.exists() for p in kept) and not any(p.exists() for p in dropped)
