@@ -591,6 +591,20 @@ def test_cli_index_info_json(built, papers):
     assert info["model"] == "all-MiniLM-L6-v2@torch"
     assert info["venues"]["icml"] == PER_GROUP and info["years"] == [1995, 2021]
     assert info["bytes_on_disk"] > 0 and info["sources"] == ["test"] and info["build"]
+    assert info["venue_names"]["icml"] == "ICML" and set(info["venue_names"]) == set(info["venues"])
+    shown = run_cli("index", "info", "--index", str(built[0]))
+    assert f"papers:  {len(papers):,}" in shown.stdout and "years: 1995–2021" in shown.stdout
+    assert f"ICML {PER_GROUP}" in shown.stdout and "icml" not in shown.stdout
+
+
+def test_index_info_names_the_largest_venues_as_written_and_counts_the_rest():
+    from peerlint.server.commands.index import venue_summary
+
+    counts, names = {"neurips": 30_402, "sdp": 130, "icml": 14_266, "": 3}, {"neurips": "NeurIPS", "sdp": "SDP"}
+    assert venue_summary(counts, names, shown=4) == "NeurIPS 30,402, icml 14,266, SDP 130, ? 3"
+    assert venue_summary(counts, names, shown=2) == ("NeurIPS 30,402, icml 14,266, and 2 more venues with 133 papers "
+                                                     "(`peerlint index info --json` lists every one)")
+    assert "and 1 more venue with 3 papers" in venue_summary(counts, names, shown=3)
 
 
 def test_cli_search_json(built, papers, capsys):

@@ -19,6 +19,8 @@ from ...index.progress import Progress
 from ...index.ingest.load import CorpusError, default_corpus_paths, load_papers
 from ...analyzers.drafts.summaries import prepare_venue_style
 from ...index.store import IndexError_, build_command, open_index
+
+VENUES_SHOWN = 20  # `index info`: the largest venues named, the rest counted
 from ...index.distributed.ray_build import RayOptions, RayUnavailable, ray_build_index
 from . import HELP
 
@@ -155,9 +157,22 @@ def run_info(args: argparse.Namespace) -> int:
         return 0
     print(f"index:   {stats['path']} (build {stats['build']})")
     print(f"model:   {stats['model']}")
-    print(f"papers:  {stats['papers']}  chunks: {stats['chunks']}  years: {stats['years']}")
+    years = "–".join(str(y) for y in stats["years"]) if stats["years"] else "unknown"
+    print(f"papers:  {stats['papers']:,}  chunks: {stats['chunks']:,}  years: {years}")
     print(f"size:    {stats['bytes_on_disk'] / 1e6:.1f} MB  built: {stats['built_at']}")
     print("search:  " + ("dense + lexical (BM25)" if stats["lexical"] else
                          f"dense only: built before lexical search existed, rebuild with `{build_command(args.index)}`"))
-    print("venues:  " + ", ".join(f"{v or '?'} {n}" for v, n in sorted(stats["venues"].items())))
+    print("venues:  " + venue_summary(stats["venues"], stats.get("venue_names", {})))
     return 0
+
+
+def venue_summary(counts: dict[str, int], names: dict[str, str], shown: int = VENUES_SHOWN) -> str:
+    """The largest venues first, as their papers write them; the rest counted, `--json` naming them all."""
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    text = ", ".join(f"{names.get(v) or v or '?'} {n:,}" for v, n in ranked[:shown])
+    rest = ranked[shown:]
+    if rest:
+        papers = sum(n for _, n in rest)
+        text += (f", and {len(rest):,} more venue{'s' * (len(rest) != 1)} with {papers:,} paper{'s' * (papers != 1)} "
+                 "(`peerlint index info --json` lists every one)")
+    return text
