@@ -58,7 +58,7 @@ def components(index_path: Path) -> list[Component]:
     try:
         stats = open_index(index_path, read_ahead=False).stats()
         out.append(Component("index", True, stats["model"],
-                             f"{stats['path']}: {stats['papers']} papers, {stats['chunks']} chunks, "
+                             f"{stats['path']}: {stats['papers']:,} papers, {stats['chunks']:,} chunks, "
                              f"{stats['bytes_on_disk'] / 1e6:.1f} MB, built {stats['built_at']}"))
     except IndexError_ as exc:
         out.append(Component("index", False, None, str(exc)))
