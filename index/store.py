@@ -27,11 +27,12 @@ import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
 from ..locations import forget_build
+from ..lru import LRU
 from . import lexical
 from .embedding.embedder import Embedder, model_key, query_route
 from .embedding.query_cache import FILE_NAME, PersistentEmbedder
@@ -51,6 +52,7 @@ HNSW = {"connectivity": 16, "expansion_add": 128, "expansion_search": 128}
 LARGE_INDEX_VECTORS = 200_000
 HNSW_LARGE = {"dtype": "i8", "expansion_add": 96}
 EXACT_FRACTION = 0.1  # below this share of allowed papers, search the subset exactly
+PAPERS_KEPT = 20_000  # records `VectorIndex.paper` keeps decoded: hovers and suggestions, not whole-index passes
 
 
 class IndexError_(RuntimeError):
@@ -165,7 +167,8 @@ class VectorIndex:
         self.chunk_ptr = np.searchsorted(self.chunk_paper, np.arange(len(self.ids) + 1))  # paper i: chunks [ptr[i], ptr[i+1])
         self.lexical_problem = self._lexical_problem()
         self._lexical = lexical.Lexical(self._db, len(self.ids)) if self.lexical_problem is None else None
-        self._paper_cache: dict[int, Paper] = {}
+        self._paper_cache = LRU(PAPERS_KEPT)
+        self._paper_cache_lock = threading.Lock()
         self._embedder = embedder
         self.query_embedding = "exact"  # or "int8": `embed_queries` (the editor's default)
         if read_ahead:
@@ -237,11 +240,22 @@ class VectorIndex:
         return len(self.ids)
 
     def paper(self, idx: int) -> Paper:
+        """Paper `idx`, its record read once; the `PAPERS_KEPT` read last are kept."""
+        idx = int(idx)
         cached = self._paper_cache.get(idx)
         if cached is None:
-            row = self._db.execute("SELECT * FROM papers WHERE idx = ?", (int(idx),)).fetchone()
-            cached = self._paper_cache[idx] = _paper_from_row(row)
+            cached = _paper_from_row(self._db.execute("SELECT * FROM papers WHERE idx = ?", (idx,)).fetchone())
+            with self._paper_cache_lock:
+                self._paper_cache.put(idx, cached)
         return cached
+
+    def texts(self) -> Iterator[str]:
+        """Every paper's `Paper.text` in index order, read in one pass that keeps none of the papers:
+        what fits a model to the whole index reads."""
+        cursor = self._db.execute("SELECT id, title, abstract FROM papers ORDER BY idx")
+        while rows := cursor.fetchmany(10_000):
+            for paper_id, title, abstract in rows:
+                yield Paper(paper_id, title or "", abstract or "").text
 
     def statuses(self) -> list[str]:
         """Each paper's status ("Poster", "Workshop", ...; "" when unknown) in index order, read on demand:

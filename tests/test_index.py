@@ -620,3 +620,17 @@ def test_cli_search_json(built, papers, capsys):
     assert main(["search", target.title, "-k", "3", "--json", "--venue", "UAI", "--before", "2020",
                  "--index", str(built[0])]) == 0
     assert json.loads(capsys.readouterr().out) == []  # the only UAI papers are from 2020
+
+
+def test_whole_index_texts_come_in_one_pass_that_keeps_no_paper(vector_index, monkeypatch):
+    """What fits the novelty lexicon reads every paper's text: the same as each paper's, without decoding
+    every record into the paper cache (on the default index that held ~700 MB for the server's life)."""
+    from peerlint.index import store
+
+    texts = list(vector_index.texts())
+    assert len(texts) == len(vector_index) > 100
+    assert texts == [vector_index.paper(i).text for i in range(len(vector_index))]
+    monkeypatch.setattr(store, "PAPERS_KEPT", 50)
+    small = store.open_index(vector_index.root, read_ahead=False)
+    assert list(small.texts()) == texts and len(small._paper_cache) == 0
+    assert [small.paper(i).text for i in range(len(small))] == texts and len(small._paper_cache) == 50

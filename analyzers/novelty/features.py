@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -63,7 +63,7 @@ class Lexicon:
     rows: np.ndarray  # float32; read from a memory-mapped file once cached (`model.load_or_fit_lexicon`)
 
     @classmethod
-    def fit(cls, texts: Sequence[str], dim: int = LEXICAL_DIM, seed: int = 0) -> "Lexicon":
+    def fit(cls, texts: Iterable[str], dim: int = LEXICAL_DIM, seed: int = 0) -> "Lexicon":
         from sklearn.decomposition import TruncatedSVD
         from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -75,7 +75,7 @@ class Lexicon:
 
     @classmethod
     def of(cls, index) -> "Lexicon":
-        return cls.fit([index.paper(i).text for i in range(len(index))])
+        return cls.fit(index.texts())
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         return _unit(self.svd.transform(self.tfidf.transform(list(texts))))
