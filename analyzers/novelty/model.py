@@ -239,7 +239,7 @@ def _rows_fit(rows: np.ndarray, index) -> bool:
 
 def calibrated(index, cache_dir: Path) -> bool:
     """Whether this index build's novelty lexicon and model are cached: if not, the first novelty check
-    fits them (about two minutes and ~2 GB on two cores for the 158k-paper default index)."""
+    fits them (about two minutes on two cores for the default index; docs/benchmarks/latency.md)."""
     lexicon, rows_path, model = _cache_paths(index, cache_dir)
     try:  # headers only: a cache cut short or written for another build is fitted again, so it says so
         rows = np.load(rows_path, mmap_mode="r")
