@@ -33,6 +33,18 @@ def test_check_prints_file_line_col_severity_code_message(index_path, tmp_path):
     draft = (EXAMPLES / "draft.tex").read_text().splitlines()
     close = [l for l in lines if " close-prior-work: " in l]
     assert close and draft[int(close[0].split(":")[1]) - 1].startswith("Predicting the rating of a textual review")
+    files = {l.split(":")[0] for l in lines}
+    assert re.search(rf"^{len(lines)} findings in {len(files)} of 2 files; \d+ chunks checked against [\d,]+ papers$",
+                     result.stderr, re.MULTILINE), result.stderr  # draft.tex and the appendix it inputs
+
+
+def test_check_tally_counts_in_words():
+    from peerlint.server.commands.check import tally
+
+    assert tally(0, 0, 1, 96, 171_277) == "no findings in 1 file; 96 chunks checked against 171,277 papers"
+    assert tally(1, 1, 1, 1, 1) == "1 finding in 1 file; 1 chunk checked against 1 paper"
+    assert tally(5, 1, 2, 47, 20) == "5 findings in 1 of 2 files; 47 chunks checked against 20 papers"
+    assert tally(3, 2, 2, 30, 20).startswith("3 findings in 2 files;")
 
 
 def test_check_json_matches_text_output(index_path, tmp_path):

@@ -80,6 +80,16 @@ def run(args: argparse.Namespace) -> int:
             print(f"{display_path(s.uri)}:{s.range.start.line + 1}: summary {s.line()}")
         for r in revisions:
             print(f"{display_path(r.uri)}:{r.range.start.line + 1}: {r.title}")
-        print(f"{len(rows)} finding(s) in {len({j.chunk.uri for j in rows})} file(s); "
-              f"{len(result.chunks)} chunks checked against {len(retriever.index)} papers", file=sys.stderr)
+        print(tally(len(rows), len({j.chunk.uri for j in rows}), len({c.uri for c in result.chunks}),
+                    len(result.chunks), len(retriever.index)), file=sys.stderr)
     return 0
+
+
+def tally(findings: int, files_with: int, files: int, chunks: int, papers: int) -> str:
+    """The closing line of `check`: "4 findings in 1 of 3 files; 132 chunks checked against 171,277 papers"."""
+    def count(n: int, word: str) -> str:
+        return f"{n:,} {word}{'s' * (n != 1)}"
+
+    where = count(files, "file") if files_with in (0, files) else f"{files_with:,} of {count(files, 'file')}"
+    return (f"{count(findings, 'finding') if findings else 'no findings'} in {where}; "
+            f"{count(chunks, 'chunk')} checked against {count(papers, 'paper')}")
