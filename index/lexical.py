@@ -81,6 +81,13 @@ def terms(text: str) -> list[str]:
     return list(filter(None, map(_content_stem, words)))  # "" for stopwords, numbers, letters
 
 
+def title_phrase(text: str) -> str | None:
+    """The FTS5 query for the titles that hold the terms of `text` as one phrase (stems without stopwords,
+    as the table stores them); None when it has no term."""
+    words = terms(text)
+    return f'title : "{" ".join(words)}"' if words else None  # terms hold no double quote: no FTS5 syntax
+
+
 def write_table(db: sqlite3.Connection, rows: Iterable[tuple[int, str, str]]) -> None:
     """Create and fill the BM25 table from (paper idx, title, abstract) rows, in the caller's transaction,
     and the postings arrays beside the database (when it is a file)."""

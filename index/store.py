@@ -35,6 +35,7 @@ from ..locations import forget_build
 from ..lru import LRU
 from . import lexical
 from .embedding.embedder import Embedder, model_key, query_route
+from .ingest.identity import normalise_title
 from .embedding.query_cache import FILE_NAME, PersistentEmbedder
 from .npy_reader import NpyReader, prefetch
 from .papers import Hit, Paper, SearchFilter
@@ -397,6 +398,18 @@ class VectorIndex:
         if scores is None:
             return lexical.LexicalScores(np.zeros(0, dtype=np.float32))
         return scores.masked(self.allowed_mask(flt))
+
+    def titled(self, text: str, flt: SearchFilter | None = None) -> list[int]:
+        """The papers whose title is `text`, as `normalise_title` reads both (case, accents, punctuation
+        aside), that the filter allows; none without the BM25 table, whose title phrases find them."""
+        wanted = normalise_title(text)
+        phrase = lexical.title_phrase(text) if self._lexical is not None and wanted else None
+        if phrase is None:
+            return []
+        mask = self.allowed_mask(flt)
+        rows = self._db.execute(f"SELECT idx, title FROM papers WHERE idx IN (SELECT rowid FROM {lexical.TABLE} "
+                                f"WHERE {lexical.TABLE} MATCH ?)", (phrase,)).fetchall()
+        return sorted(int(i) for i, title in rows if normalise_title(title) == wanted and (mask is None or mask[int(i)]))
 
     def lexical_search(self, text: str, k: int = 10, flt: SearchFilter | None = None) -> list[tuple[int, float]]:
         """Top-k (paper idx, BM25 score) for the words of `text`, honouring the filter."""

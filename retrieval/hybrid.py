@@ -39,6 +39,7 @@ DEFAULT_FUSION = "weighted"
 LEXICAL_WEIGHT = 0.1
 RRF_K = 60  # Cormack et al.'s constant
 CANDIDATES = 100  # each list's depth before fusion
+TITLE_QUERY_WORDS = 30  # a query this short may be a paper's title (`_title_first`); paragraphs are longer
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,22 @@ def search_many(index, vectors: np.ndarray, texts: Sequence[str], k: int, flt: S
     for i, ranked in zip(worded, index.dense_ranked_many(vectors[worded], depth, flt)):
         out[i] = _fused(index, vectors[i], [p for p, _, _ in ranked], bm25[i], k, depth, mode, fusion)
     return out
+
+
+def title_first(index, vector: np.ndarray, text: str, hits: list[Hit], k: int, flt: SearchFilter | None = None) -> list[Hit]:
+    """`hits` with the papers titled `text` (`VectorIndex.titled`) first, whatever their scores: a short
+    title such as "Attention is All you Need" reads like many abstracts to MiniLM and BM25 alike. For a
+    query someone types (`peerlint search`); a draft's paragraphs are not titles."""
+    if len(text.split()) > TITLE_QUERY_WORDS or not index.has_lexical:
+        return hits
+    titled = index.titled(text, flt)
+    if not titled:
+        return hits
+    ids = {index.ids[p] for p in titled}
+    kept = {h.paper.id: h for h in hits if h.paper.id in ids}
+    best = index.best_chunks(vector, [p for p in titled if index.ids[p] not in kept])
+    first = [kept.get(index.ids[p]) or index.hit(p, *best[p]) for p in titled if index.ids[p] in kept or p in best]
+    return (first + [h for h in hits if h.paper.id not in ids])[:k]
 
 
 def _dense_hits(index, vectors: np.ndarray, k: int, flt: SearchFilter | None) -> list[list[Hit]]:

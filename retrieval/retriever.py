@@ -174,9 +174,10 @@ class Retriever:
         return hybrid.search(self.index, vector, text, k, self.filter(flt), self.mode_for(mode), fusion or self.fusion)
 
     def search_text(self, text: str, k: int, flt: SearchFilter | None = None, mode: str | None = None) -> list[Hit]:
-        """Top-k papers for a text (its vector is cached by text hash)."""
+        """Top-k papers for a text someone typed (its vector is cached by text hash); a paper's own title
+        finds that paper first (`hybrid.title_first`)."""
         vector = self.vectors([text], [text_hash(text)])[0]
-        return self.search(vector, text, k, flt, mode)
+        return hybrid.title_first(self.index, vector, text, self.search(vector, text, k, flt, mode), k, self.filter(flt))
 
 
 def retriever_of(retriever_or_index) -> Retriever:

@@ -338,3 +338,38 @@ def test_an_append_extends_the_postings(tmp_path):
     assert grown._lexical.postings.papers == 400
     for q in [papers[350].abstract, papers[10].title, "dual encoders for passage retrieval"]:
         assert grown.lexical_search(q, 10) == fresh.lexical_search(q, 10)
+
+
+# -- a paper's own title ------------------------------------------------------------------------------
+
+
+def test_a_papers_title_finds_that_paper_first(retriever, vector_index):
+    """Typed as a query, every indexed title finds its paper first; without the title match 38 of the
+    test index's titles did not, "Attention is All you Need" among them (MiniLM and BM25 rank papers
+    about attention above it: its one content word is "attention")."""
+    titles: dict[str, list[str]] = {}
+    for i in range(len(vector_index)):
+        paper = vector_index.paper(i)
+        titles.setdefault(lexical_key(paper.title), []).append(paper.id)
+    missed = [ids for i in range(len(vector_index))
+              if (paper := vector_index.paper(i)) and _ids(retriever.search_text(paper.title, 3))[0]
+              not in (ids := titles[lexical_key(paper.title)])]
+    assert missed == []
+    attention = "Attention is All you Need"
+    vector = retriever.vectors([attention], ["attention-title"])[0]
+    plain = retriever.search(vector, attention, 10)
+    assert [h.paper.title for h in plain[:1]] != [attention]  # what the title match is for
+    shouted = retriever.search_text("ATTENTION IS ALL YOU NEED.", 3)
+    assert shouted[0].paper.title == attention and 0 < shouted[0].similarity < plain[0].similarity  # its own cosine
+    assert attention not in [h.paper.title for h in retriever.search_text(attention, 3, SearchFilter(before="2017"))]
+    assert attention not in [h.paper.title for h in retriever.search_text(attention, 3, SearchFilter(venues=("ACL",)))]
+    long = attention + " " + " ".join(["and the transformer it introduced"] * 6)  # over 30 words: not a title
+    assert hybrid.title_first(vector_index, vector, long, plain, 10) == plain
+    for hostile in FTS_SYNTAX + MATHS:
+        retriever.search_text(hostile or "x", 3)  # any text: an answer, never an FTS5 syntax error
+
+
+def lexical_key(title: str) -> str:
+    from peerlint.index.ingest.identity import normalise_title
+
+    return normalise_title(title)
