@@ -206,3 +206,18 @@ def test_peerlint_help_imports_no_command_and_a_command_only_its_own():
     every = build_parser()  # the docs walk every command's options
     sub = next(a for a in every._actions if a.dest == "command")
     assert list(sub.choices) == list(HELP) and all(p._actions[1:] for p in sub.choices.values())
+
+
+def test_search_table_fits_venue_names_up_to_a_width():
+    from peerlint.index.papers import Hit, Paper
+    from peerlint.server.commands.search import VENUE_WIDTH, table
+
+    def hit(venue):
+        return Hit(Paper("p", "A Title", "An abstract.", venue=venue, year=2004), 0.5, 0, 1, 0.6)
+
+    lines = table([hit("Neural Computation"), hit("JEP/TALN/RECITAL"), hit("ICML")])
+    assert "Neural Computation 2004" in lines[1] and "JEP/TALN/RECITAL   2004" in lines[2]
+    assert len({line.index("2004") for line in lines[1:]}) == 1  # one column
+    assert table([hit("ICML")])[1].split() == ["0.500", "0.600", "ICML", "2004", "A", "Title"]
+    long = table([hit("Proceedings of the Workshop on Something Long")])[1]
+    assert "Proceedings of th…" in long and len("Proceedings of th…") == VENUE_WIDTH

@@ -32,6 +32,9 @@ def register(sub, argv: Sequence[str] | None = None) -> None:
     p.set_defaults(handler=run)
 
 
+VENUE_WIDTH = 18  # the venue column fits its longest name in the results up to this ("Neural Computation")
+
+
 def run(args: argparse.Namespace) -> int:
     if not args.text.strip():
         raise UserError('the query is empty: give the text to search for, e.g. peerlint search "dense passage retrieval"')
@@ -53,7 +56,16 @@ def run(args: argparse.Namespace) -> int:
         print("no papers match" + (" these filters" if args.venue or args.before or args.year_min or args.year_max
                                    or args.exclude else " the words of this query" if args.mode == "lexical" else ""))
         return 0
-    print(f"{'sim':>6} {'score':>7}  {'venue':<8} {'year':<5} title")
-    for h in hits:
-        print(f"{h.similarity:6.3f} {h.score:7.3f}  {h.paper.venue[:8]:<8} {str(h.paper.year or ''):<5} {clean_title(h.paper.title)}")
+    print("\n".join(table(hits)))
     return 0
+
+
+def table(hits) -> list[str]:
+    """The ranked table: its venue column as wide as the longest venue listed, up to `VENUE_WIDTH`."""
+    width = min(VENUE_WIDTH, max(len("venue"), *(len(h.paper.venue) for h in hits)))
+    lines = [f"{'sim':>6} {'score':>7}  {'venue':<{width}} {'year':<5} title"]
+    for h in hits:
+        venue = h.paper.venue if len(h.paper.venue) <= width else h.paper.venue[:width - 1] + "…"
+        lines.append(f"{h.similarity:6.3f} {h.score:7.3f}  {venue:<{width}} {str(h.paper.year or ''):<5} "
+                     f"{clean_title(h.paper.title)}")
+    return lines
