@@ -313,20 +313,51 @@ def test_a_second_diff_recomputes_nothing():
     assert len(third.revisions) == 6 and 0 < lm.calls - calls <= 4  # one changed sentence: its two texts, two windows
 
 
-def test_the_summary_is_the_mean_rating_per_section():
+def test_the_summary_rates_each_section_on_the_scale_of_the_section_summaries():
+    """The diff's per-section quality is what `check`'s section summary says of the same paragraphs
+    (`scale.py`: the section's kind read from its heading), before and after."""
+    import numpy as np
     from peerlint.analyzers.drafts.paper_diff import diff_chunks
+    from peerlint.analyzers.drafts.scale import shipped_scale
 
-    judge, _, _ = counting_judge()
+    judge, _, embed = counting_judge()
     old, new = _chunks(DRAFT.read_text()), _chunks(edited(DRAFT.read_text()))
     result = diff_chunks(old, new, judge)
     by_section = {s.section: s for s in result.sections}
     assert set(by_section) == {c.section for c in new}
     intro = by_section["Introduction"]
     assert intro.paragraphs_before == intro.paragraphs_after == 3 and sum(intro.counts.values()) == 3
-    ratings = judge.ratings([c.text for c in new if c.section == "Introduction"])
-    assert intro.after == pytest.approx(sum(ratings) / 3)
+    texts = [c.text for c in new if c.section == "Introduction"]
+    scale = shipped_scale()
+    assert intro.after == pytest.approx(scale.rate_section(np.asarray(embed(texts)), texts, "introduction").rating)
+    assert intro.after != pytest.approx(intro.before)
     assert by_section["Abstract"].before == by_section["Abstract"].after  # unchanged
     assert sum(result.total.counts.values()) == 5
+
+
+def test_a_degraded_paragraph_lowers_its_sections_quality_and_the_hover_says_so():
+    """With MiniLM, as `peerlint diff` runs: the Dual encoders paragraph lower-cased with fillers and "we
+    kinda" (issue 34's degradation) takes its section from near the median published related-work
+    section to well below it (the register head the diff read before rated it higher)."""
+    import dataclasses
+
+    from peerlint.analyzers.drafts.paper_diff import diff_chunks, explanation
+    from peerlint.analyzers.drafts.revisions import FeatureReader, RevisionJudge, RevisionModel
+    from peerlint.benchmarks.drafts.degrade import degrade
+    from peerlint.index.embedding.embedder import Embedder
+
+    judge = RevisionJudge(RevisionModel.load(), FeatureReader(CountingLM(), embed=Embedder().encode))
+    old = _chunks(DRAFT.read_text())
+    target = next(c for c in old if "Dual encoders" in c.text)
+    worse = degrade(target.text, "combined")
+    new = [dataclasses.replace(c, text=worse, offsets=tuple(range(len(worse) + 1))) if c is target else c for c in old]
+    result = diff_chunks(old, new, judge)
+    related = next(s for s in result.sections if s.section == target.section)
+    assert related.before > 6 and related.after < related.before - 1
+    assert all(s.before == pytest.approx(s.after) for s in result.sections if s.section != target.section)
+    [revision] = result.revisions
+    said, before, after = explanation(revision, "HEAD", judge)
+    assert after < before - 2 and said.startswith(f"quality {before:.1f} -> {after:.1f}; ")
 
 
 # -- peerlint diff ------------------------------------------------------------------------------------

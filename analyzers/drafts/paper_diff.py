@@ -4,9 +4,9 @@ Both versions are parsed as whole paragraphs (no 200-token pieces, whose borders
 edit), the current one from disk and the previous one from git through `GitHistory.read`, so a
 multi-file project is compared file by file as its root includes them then and now.  Paragraphs
 are aligned (`alignment.py`); each edited one gets the revisions model's verdict (`revisions.py`),
-new and removed ones say so, and every paragraph's quality rating (the register head's 1-10, as
-`weak-chunk` reads it) gives the paper-level summary of Between the Drafts (Section 4.3, Fig. 4):
-the mean score before and after, per section.
+new and removed ones say so, and each section's quality before and after, on the scale of the
+section summaries (`scale.py`, 1-10: 7 is the median published section of its kind), gives the
+paper-level summary of Between the Drafts (Section 4.3, Fig. 4).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import fmean
 from typing import Protocol, Sequence
 
 from ...errors import UserError
@@ -34,7 +33,7 @@ class Judge(Protocol):
 
     def judge(self, old: str, new: str): ...  # -> revisions.RevisionJudgment
 
-    def ratings(self, texts: Sequence[str]) -> list[float | None]: ...
+    def quality(self, texts: Sequence[str], section: str = "") -> float | None: ...
 
 
 @dataclass(frozen=True)
@@ -58,7 +57,7 @@ class ParagraphRevision:
 
 @dataclass(frozen=True)
 class SectionSummary:
-    """Mean quality rating (1-10) of a section's paragraphs before and after, and the verdict counts."""
+    """A section's quality (1-10, `scale.py`) before and after, and the verdict counts."""
 
     section: str
     before: float | None
@@ -122,15 +121,14 @@ def diff_chunks(old: Sequence[Chunk], new: Sequence[Chunk], judge: Judge) -> Chu
     """Aligned, judged and summarised: the part of `diff_project` that needs no files.  A paragraph
     moved with its text intact is no revision (counted, not judged)."""
     aligned = align(old, new)
-    ratings = dict(zip(*_rate(aligned, judge)))
     revisions, before, after = [], defaultdict(list), defaultdict(list)
     counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     same = {"unchanged": 0, "moved": 0}
     for a in aligned:
         for c in a.old:
-            before[c.section].append(ratings.get(c.text))
+            before[c.section].append(c.text)
         for c in a.new:
-            after[c.section].append(ratings.get(c.text))
+            after[c.section].append(c.text)
         if a.kind in same:
             same[a.kind] += 1
             continue
@@ -138,15 +136,11 @@ def diff_chunks(old: Sequence[Chunk], new: Sequence[Chunk], judge: Judge) -> Chu
         revisions.append(revision)
         counts[revision.chunk.section][revision.verdict] += 1
     order = list(dict.fromkeys([c.section for c in new] + [c.section for c in old]))
-    sections = [_summary(s, before[s], after[s], counts[s]) for s in order]
-    everything = _summary("(paper)", [r for s in order for r in before[s]], [r for s in order for r in after[s]],
-                          {k: sum(counts[s].get(k, 0) for s in order) for k in ("better", "worse", "new", "removed")})
+    sections = [_summary(s, before[s], after[s], counts[s], judge) for s in order]
+    everything = _summary("(paper)", [t for s in order for t in before[s]], [t for s in order for t in after[s]],
+                          {k: sum(counts[s].get(k, 0) for s in order) for k in ("better", "worse", "new", "removed")},
+                          judge, kind="")  # the whole paper against all published sections
     return ChunkDiff(revisions, sections, everything, same["unchanged"], same["moved"])
-
-
-def _rate(aligned: list[Aligned], judge: Judge) -> tuple[list[str], list[float | None]]:
-    texts = list(dict.fromkeys(c.text for a in aligned for c in a.old + a.new))
-    return texts, judge.ratings(texts)
 
 
 def _revision(a: Aligned, judge: Judge) -> ParagraphRevision:
@@ -158,9 +152,11 @@ def _revision(a: Aligned, judge: Judge) -> ParagraphRevision:
     return ParagraphRevision(a, judgment.verdict, judgment.probability, a.new[0], "current", judgment)
 
 
-def _summary(section: str, before: list, after: list, counts: dict[str, int]) -> SectionSummary:
-    b, a = [x for x in before if x is not None], [x for x in after if x is not None]
-    return SectionSummary(section or "(no section)", fmean(b) if b else None, fmean(a) if a else None,
+def _summary(section: str, before: list[str], after: list[str], counts: dict[str, int], judge: Judge,
+             kind: str | None = None) -> SectionSummary:
+    """`kind`: the heading the scale reads the section's kind from (the section's own by default)."""
+    heading = section if kind is None else kind
+    return SectionSummary(section or "(no section)", judge.quality(before, heading), judge.quality(after, heading),
                           len(before), len(after), {k: v for k, v in counts.items() if v})
 
 
@@ -223,7 +219,7 @@ def explanation(r: ParagraphRevision, against: str, judge: Judge | None) -> tupl
     """What the hover says of a verdict: both versions' quality ratings (given `judge`), what drove it and
     the previous text; and the two ratings."""
     old, new = r.aligned.old_text, r.aligned.new_text
-    before, after = judge.ratings([old, new]) if judge is not None else (None, None)
+    before, after = (judge.quality([old], r.section), judge.quality([new], r.section)) if judge is not None else (None, None)
     rated = f"quality {before:.1f} -> {after:.1f}; " if before is not None and after is not None else ""
     drivers = "; ".join(d.words() for d in r.judgment.drivers if d.change) if r.judgment is not None else ""
     return (f"{rated}{drivers}. Previous version ({against}): {old[:300]}{'…' if len(old) > 300 else ''}",

@@ -30,6 +30,7 @@ from ...types import text_hash
 from .fluency import PROMPT, logliks
 from .heads import LinearHead, load_register_head, sigmoid
 from .revision_features import SURFACE, changed_sentences, edit_window, normalise, surface_features
+from .scale import QualityScale, section_kind, shipped_scale
 from .analyzer import compatible
 
 log = logging.getLogger(__name__)
@@ -184,10 +185,12 @@ class RevisionJudge:
 
     A verdict is kept per (old hash, new hash): saving a draft again re-judges only what changed."""
 
-    def __init__(self, model: RevisionModel, features: FeatureReader):
+    def __init__(self, model: RevisionModel, features: FeatureReader, scale: QualityScale | None = None):
+        """`scale` rates paragraphs as the section summaries do (the shipped one when `features` can embed)."""
         self.model, self.features = model, features
+        self.scale = scale if scale is not None or features.embed is None else shipped_scale()
         self._verdicts: OrderedDict[tuple[str, str], RevisionJudgment] = OrderedDict()
-        self._ratings: OrderedDict[str, float | None] = OrderedDict()
+        self._scores: OrderedDict[str, float] = OrderedDict()
         self._lock = threading.Lock()
 
     def judge(self, old: str, new: str) -> RevisionJudgment:
@@ -218,33 +221,36 @@ class RevisionJudge:
         if warm is not None:
             warm(PROMPT)
 
-    def ratings(self, texts: Sequence[str]) -> list[float | None]:
-        """The register head's 1-10 quality rating of each text (None without an embedder)."""
-        reader = self.features
-        if reader.embed is None or reader.register is None:
-            return [None] * len(texts)
+    def quality(self, texts: Sequence[str], section: str = "") -> float | None:
+        """Where paragraphs `texts` of section `section` stand on the quality scale of the section
+        summaries (`scale.py`: 1-10, 7 the median published section of its kind); None without an
+        embedder or a scale, or without text."""
+        if self.scale is None or self.features.embed is None or not texts:
+            return None
         keys = [text_hash(t) for t in texts]
         with self._lock:
-            todo = {k: t for k, t in zip(keys, texts) if k not in self._ratings}
+            known = {k: self._scores[k] for k in keys if k in self._scores}
+        todo = {k: t for k, t in zip(keys, texts) if k not in known}
         if todo:
-            values = reader.register.rating(np.asarray(reader.embed(list(todo.values()))))
+            vectors = np.asarray(self.features.embed(list(todo.values())))
+            known.update(zip(todo, map(float, self.scale.paragraph_scores(vectors, list(todo.values())))))
             with self._lock:
-                self._ratings.update(zip(todo, map(float, values)))
-                while len(self._ratings) > MAX_CACHED:
-                    self._ratings.popitem(last=False)
-        with self._lock:
-            return [self._ratings.get(k) for k in keys]
+                self._scores.update((k, known[k]) for k in todo)
+                while len(self._scores) > MAX_CACHED:
+                    self._scores.popitem(last=False)
+        score = float(np.mean([known[k] for k in keys]))
+        return float(self.scale.rating_of_score(score, section_kind(section)))
 
 
 def make_judge(llm, embed: Callable[[list[str]], np.ndarray] | None = None, index=None) -> RevisionJudge | None:
     """The shipped model over `llm` (one that scores text: the embedded backend); None when no model
-    is shipped.  `embed` (MiniLM vectors; `index`'s embedder when given, used only when the register
-    head was trained on the same model) adds the quality ratings of the summary and the hover."""
+    is shipped.  `embed` (MiniLM vectors; `index`'s embedder when given, used only when the quality
+    scale was trained on the same model) adds the quality ratings of the summary and the hover."""
 
     model = RevisionModel.load()
     if model is None:
         return None
-    register = load_register_head() if embed is not None else None
-    if register is None or (index is not None and not compatible(register.model_id, index)):
-        embed, register = None, None
-    return RevisionJudge(model, FeatureReader(llm, embed=embed, register=register))
+    scale = shipped_scale() if embed is not None else None
+    if scale is None or (index is not None and not compatible(scale.model_id, index)):
+        embed, scale = None, None
+    return RevisionJudge(model, FeatureReader(llm, embed=embed), scale)

@@ -2,7 +2,7 @@
 
 One line per paragraph that is not unchanged (`file:line:col: better|worse|new|removed (p = 0.71): first
 words…`; a removed paragraph's position is in the previous version), then the paper-level summary of
-Between the Drafts: the mean quality rating before -> after, per section.  `--json` gives the same as
+Between the Drafts: each section's quality before -> after (the scale of `check`'s section summaries).  `--json` gives the same as
 objects, `--plot` a PNG of the per-section means.  The logic is analyzers/drafts/paper_diff.py.
 """
 
@@ -36,12 +36,12 @@ def register(sub, argv: Sequence[str] | None = None) -> None:
     p.add_argument("--json", action="store_true",
                    help="a JSON list: one object per changed paragraph (uri, range, verdict, probability, section, …), "
                         "then one per section with \"kind\": \"summary\"")
-    p.add_argument("--plot", type=Path, metavar="FILE.png", help="write a PNG of the per-section mean rating before and after")
+    p.add_argument("--plot", type=Path, metavar="FILE.png", help="write a PNG of each section's quality before and after")
     p.set_defaults(handler=run)
 
 
 def make_judge(settings):
-    """The shipped revisions model over the embedded LM (cached answers) and MiniLM for the ratings."""
+    """The shipped revisions model over the embedded LM (cached answers) and MiniLM for the quality scale."""
     judge = Checker(settings, keep_judgments=False).revision_judge(ratings="own")
     if judge is None:
         raise UserError("no revisions model is shipped (analyzers/drafts/data/revisions_model.npz): "
@@ -93,13 +93,14 @@ def print_text(result) -> None:
              _fmt(None if s.before is None or s.after is None else s.after - s.before),
              *(s.counts.get(k, 0) for k in ("better", "worse", "new", "removed"))]
             for s in result.sections + [result.total]]
-    print(f"\nquality rating (1-10, register head) before ({result.rev}) -> after (work tree)")
+    print(f"\nquality (1-10, as in `peerlint check`'s section summaries: 7 is the median published section of "
+          f"its kind) before ({result.rev}) -> after (work tree)")
     print(format_table(rows, ["section", "paragraphs", "quality before", "after", "change", "better", "worse", "new",
                               "removed"]))
 
 
 def plot(result, path: Path) -> None:
-    """Per-section mean rating before and after, side by side (Between the Drafts, Fig. 4 by section)."""
+    """Per-section quality before and after, side by side (Between the Drafts, Fig. 4 by section)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -113,7 +114,7 @@ def plot(result, path: Path) -> None:
     ax.bar([x - 0.2 for x in xs], [s.before or 0 for s in sections], 0.4, label=f"before ({result.rev})")
     ax.bar([x + 0.2 for x in xs], [s.after or 0 for s in sections], 0.4, label="after (work tree)")
     ax.set_xticks(list(xs), [s.section[:18] for s in sections], rotation=30, ha="right")
-    ax.set_ylabel("mean quality rating (1-10)")
+    ax.set_ylabel("quality (1-10; 7: the median published section of its kind)")
     ax.set_ylim(1, 10)
     ax.set_title(f"{result.root.name}: per-section quality before and after")
     ax.legend()
