@@ -114,10 +114,11 @@ def plot(result, path: Path) -> None:
     ax.bar([x - 0.2 for x in xs], [s.before or 0 for s in sections], 0.4, label=f"before ({result.rev})")
     ax.bar([x + 0.2 for x in xs], [s.after or 0 for s in sections], 0.4, label="after (work tree)")
     ax.set_xticks(list(xs), [s.section[:18] for s in sections], rotation=30, ha="right")
-    ax.set_ylabel("quality (1-10; 7: the median published section of its kind)")
+    ax.axhline(7, color="0.5", linestyle="--", linewidth=1, label="the median published section of its kind")
+    ax.set_ylabel("quality (1-10)")
     ax.set_ylim(1, 10)
     ax.set_title(f"{result.root.name}: per-section quality before and after")
-    ax.legend()
+    ax.legend(loc="upper center", ncol=3, fontsize="small", frameon=False)
     fig.tight_layout()
     try:
         fig.savefig(path, dpi=120)
