@@ -39,7 +39,7 @@ DEFAULT_FUSION = "weighted"
 LEXICAL_WEIGHT = 0.1
 RRF_K = 60  # Cormack et al.'s constant
 CANDIDATES = 100  # each list's depth before fusion
-TITLE_QUERY_WORDS = 30  # a query this short may be a paper's title (`_title_first`); paragraphs are longer
+TITLE_QUERY_WORDS = 30  # a query this short may be a paper's title (`title_first`); paragraphs are longer
 
 
 @dataclass(frozen=True)
