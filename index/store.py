@@ -35,8 +35,8 @@ from ..locations import forget_build
 from ..lru import LRU
 from . import lexical
 from .embedding.embedder import Embedder, model_key, query_route
-from .ingest.identity import normalise_title
 from .embedding.query_cache import FILE_NAME, PersistentEmbedder
+from .ingest.identity import normalise_title
 from .npy_reader import NpyReader, prefetch
 from .papers import Hit, Paper, SearchFilter
 

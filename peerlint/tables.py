@@ -1,8 +1,14 @@
-"""Fixed-width text tables, as the CLI (`peerlint diff`, `peerlint ideas`) and the benchmarks print them."""
+"""Fixed-width text tables, as the CLI (`peerlint diff`, `peerlint ideas`) and the benchmarks print them,
+and counts in words."""
 
 from __future__ import annotations
 
 from typing import Any, Sequence
+
+
+def counted(n: int, word: str) -> str:
+    """"1 paper", "171,277 papers": a count with its noun, plural unless one."""
+    return f"{n:,} {word}{'s' * (n != 1)}"
 
 
 def _cell(value: Any) -> str:

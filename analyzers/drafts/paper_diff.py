@@ -136,10 +136,10 @@ def diff_chunks(old: Sequence[Chunk], new: Sequence[Chunk], judge: Judge) -> Chu
         revisions.append(revision)
         counts[revision.chunk.section][revision.verdict] += 1
     order = list(dict.fromkeys([c.section for c in new] + [c.section for c in old]))
-    sections = [_summary(s, before[s], after[s], counts[s], judge) for s in order]
-    everything = _summary("(paper)", [t for s in order for t in before[s]], [t for s in order for t in after[s]],
+    sections = [_summary(s, s, before[s], after[s], counts[s], judge) for s in order]
+    everything = _summary("(paper)", "", [t for s in order for t in before[s]], [t for s in order for t in after[s]],
                           {k: sum(counts[s].get(k, 0) for s in order) for k in ("better", "worse", "new", "removed")},
-                          judge, kind="")  # the whole paper against all published sections
+                          judge)  # no heading: the whole paper against all published sections
     return ChunkDiff(revisions, sections, everything, same["unchanged"], same["moved"])
 
 
@@ -152,10 +152,9 @@ def _revision(a: Aligned, judge: Judge) -> ParagraphRevision:
     return ParagraphRevision(a, judgment.verdict, judgment.probability, a.new[0], "current", judgment)
 
 
-def _summary(section: str, before: list[str], after: list[str], counts: dict[str, int], judge: Judge,
-             kind: str | None = None) -> SectionSummary:
-    """`kind`: the heading the scale reads the section's kind from (the section's own by default)."""
-    heading = section if kind is None else kind
+def _summary(section: str, heading: str, before: list[str], after: list[str], counts: dict[str, int],
+             judge: Judge) -> SectionSummary:
+    """`heading`: what the quality scale reads the section's kind from."""
     return SectionSummary(section or "(no section)", judge.quality(before, heading), judge.quality(after, heading),
                           len(before), len(after), {k: v for k, v in counts.items() if v})
 

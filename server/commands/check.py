@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from ...errors import UserError
+from ...tables import counted
 from .common import display_path, index_arg, load_settings, project_file, warn
 from ...llm.base import LLMError
 from ...types import ProjectSource
@@ -87,9 +88,6 @@ def run(args: argparse.Namespace) -> int:
 
 def tally(findings: int, files_with: int, files: int, chunks: int, papers: int) -> str:
     """The closing line of `check`: "4 findings in 1 of 3 files; 132 chunks checked against 171,277 papers"."""
-    def count(n: int, word: str) -> str:
-        return f"{n:,} {word}{'s' * (n != 1)}"
-
-    where = count(files, "file") if files_with in (0, files) else f"{files_with:,} of {count(files, 'file')}"
-    return (f"{count(findings, 'finding') if findings else 'no findings'} in {where}; "
-            f"{count(chunks, 'chunk')} checked against {count(papers, 'paper')}")
+    where = counted(files, "file") if files_with in (0, files) else f"{files_with:,} of {counted(files, 'file')}"
+    return (f"{counted(findings, 'finding') if findings else 'no findings'} in {where}; "
+            f"{counted(chunks, 'chunk')} checked against {counted(papers, 'paper')}")

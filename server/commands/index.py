@@ -19,10 +19,11 @@ from ...index.progress import Progress
 from ...index.ingest.load import CorpusError, default_corpus_paths, load_papers
 from ...analyzers.drafts.summaries import prepare_venue_style
 from ...index.store import IndexError_, build_command, open_index
+from ...index.distributed.ray_build import RayOptions, RayUnavailable, ray_build_index
+from ...tables import counted
+from . import HELP
 
 VENUES_SHOWN = 20  # `index info`: the largest venues named, the rest counted
-from ...index.distributed.ray_build import RayOptions, RayUnavailable, ray_build_index
-from . import HELP
 
 
 def register(sub, argv: Sequence[str] | None = None) -> None:
@@ -173,6 +174,6 @@ def venue_summary(counts: dict[str, int], names: dict[str, str], shown: int = VE
     rest = ranked[shown:]
     if rest:
         papers = sum(n for _, n in rest)
-        text += (f", and {len(rest):,} more venue{'s' * (len(rest) != 1)} with {papers:,} paper{'s' * (papers != 1)} "
+        text += (f", and {counted(len(rest), 'more venue')} with {counted(papers, 'paper')} "
                  "(`peerlint index info --json` lists every one)")
     return text
