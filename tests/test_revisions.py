@@ -333,6 +333,15 @@ def test_the_summary_rates_each_section_on_the_scale_of_the_section_summaries():
     assert intro.after != pytest.approx(intro.before)
     assert by_section["Abstract"].before == by_section["Abstract"].after  # unchanged
     assert sum(result.total.counts.values()) == 5
+    # what a summary would not judge is not rated: a "TODO" section (the register of its one word is
+    # nothing to rate; the scale gave it 9.86 on a real paper), acknowledgements
+    import dataclasses
+
+    stubs = [dataclasses.replace(new[-1], text=text, section=section, offsets=tuple(range(len(text) + 1)))
+             for text, section in (("TODO", "Discussion"), (new[-1].text, "Acknowledgments"))]
+    stubbed = {s.section: s for s in diff_chunks(old, new + stubs, judge).sections}
+    assert stubbed["Discussion"].after is None and stubbed["Discussion"].paragraphs_after == 1
+    assert stubbed["Acknowledgments"].after is None
 
 
 def test_a_degraded_paragraph_lowers_its_sections_quality_and_the_hover_says_so():

@@ -23,6 +23,7 @@ from ...latex.project import Reader, parse_project, pick_root
 from ...types import Chunk, Judgment, Range
 from .alignment import Aligned, align
 from .previous_version import NEW, PreviousText, open_history
+from .summaries import judged
 
 PROSE = ("paragraph", "abstract")
 WHOLE_PARAGRAPHS = 10**9  # max_tokens that never cuts a paragraph
@@ -126,9 +127,9 @@ def diff_chunks(old: Sequence[Chunk], new: Sequence[Chunk], judge: Judge) -> Chu
     same = {"unchanged": 0, "moved": 0}
     for a in aligned:
         for c in a.old:
-            before[c.section].append(c.text)
+            before[c.section].append(c)
         for c in a.new:
-            after[c.section].append(c.text)
+            after[c.section].append(c)
         if a.kind in same:
             same[a.kind] += 1
             continue
@@ -137,7 +138,7 @@ def diff_chunks(old: Sequence[Chunk], new: Sequence[Chunk], judge: Judge) -> Chu
         counts[revision.chunk.section][revision.verdict] += 1
     order = list(dict.fromkeys([c.section for c in new] + [c.section for c in old]))
     sections = [_summary(s, s, before[s], after[s], counts[s], judge) for s in order]
-    everything = _summary("(paper)", "", [t for s in order for t in before[s]], [t for s in order for t in after[s]],
+    everything = _summary("(paper)", "", [c for s in order for c in before[s]], [c for s in order for c in after[s]],
                           {k: sum(counts[s].get(k, 0) for s in order) for k in ("better", "worse", "new", "removed")},
                           judge)  # no heading: the whole paper against all published sections
     return ChunkDiff(revisions, sections, everything, same["unchanged"], same["moved"])
@@ -152,11 +153,17 @@ def _revision(a: Aligned, judge: Judge) -> ParagraphRevision:
     return ParagraphRevision(a, judgment.verdict, judgment.probability, a.new[0], "current", judgment)
 
 
-def _summary(section: str, heading: str, before: list[str], after: list[str], counts: dict[str, int],
+def _summary(section: str, heading: str, before: list[Chunk], after: list[Chunk], counts: dict[str, int],
              judge: Judge) -> SectionSummary:
     """`heading`: what the quality scale reads the section's kind from."""
-    return SectionSummary(section or "(no section)", judge.quality(before, heading), judge.quality(after, heading),
+    return SectionSummary(section or "(no section)", _quality(judge, before, heading), _quality(judge, after, heading),
                           len(before), len(after), {k: v for k, v in counts.items() if v})
+
+
+def _quality(judge: Judge, chunks: Sequence[Chunk], heading: str) -> float | None:
+    """The quality of the paragraphs among `chunks` that a section summary judges (`summaries.judged`:
+    no "TODO", no acknowledgements); None when there are none."""
+    return judge.quality([c.text for c in chunks if judged(c)], heading)
 
 
 def diff_project(path: Path, judge: Judge, rev: str = "HEAD", options: ParseOptions | None = None,
@@ -218,7 +225,8 @@ def explanation(r: ParagraphRevision, against: str, judge: Judge | None) -> tupl
     """What the hover says of a verdict: both versions' quality ratings (given `judge`), what drove it and
     the previous text; and the two ratings."""
     old, new = r.aligned.old_text, r.aligned.new_text
-    before, after = (judge.quality([old], r.section), judge.quality([new], r.section)) if judge is not None else (None, None)
+    before, after = ((_quality(judge, r.aligned.old, r.section), _quality(judge, r.aligned.new, r.section))
+                     if judge is not None else (None, None))
     rated = f"quality {before:.1f} -> {after:.1f}; " if before is not None and after is not None else ""
     drivers = "; ".join(d.words() for d in r.judgment.drivers if d.change) if r.judgment is not None else ""
     return (f"{rated}{drivers}. Previous version ({against}): {old[:300]}{'…' if len(old) > 300 else ''}",

@@ -131,12 +131,17 @@ def ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
+def judged(c: Chunk) -> bool:
+    """Whether a section's quality reads this chunk: prose of `MIN_WORDS` or more, not thanks."""
+    return (c.kind in PROSE_KINDS and c.words >= MIN_WORDS and not NOT_JUDGED.search(c.section or "")
+            and not prepare(c.text).skipped)
+
+
 def sections_of(chunks: Sequence[Chunk]) -> list[list[Chunk]]:
-    """The prose chunks of each section, sections in reading order (a section's name once)."""
+    """The judged chunks of each section, sections in reading order (a section's name once)."""
     groups: dict[str, list[Chunk]] = {}
     for c in chunks:
-        if (c.kind in PROSE_KINDS and c.words >= MIN_WORDS and not NOT_JUDGED.search(c.section or "")
-                and not prepare(c.text).skipped):
+        if judged(c):
             groups.setdefault(c.section, []).append(c)
     return list(groups.values())
 

@@ -93,8 +93,8 @@ def print_text(result) -> None:
              _fmt(None if s.before is None or s.after is None else s.after - s.before),
              *(s.counts.get(k, 0) for k in ("better", "worse", "new", "removed"))]
             for s in result.sections + [result.total]]
-    print(f"\nquality (1-10, as in `peerlint check`'s section summaries: 7 is the median published section of "
-          f"its kind) before ({result.rev}) -> after (work tree)")
+    print(f"\nquality (1-10, the scale of `peerlint check`'s section summaries: 7 is the median published section "
+          f"of its kind) before ({result.rev}) -> after (work tree)")
     print(format_table(rows, ["section", "paragraphs", "quality before", "after", "change", "better", "worse", "new",
                               "removed"]))
 
